@@ -1,0 +1,59 @@
+// The reference interpreter: runs a graph on CPU, freeing each intermediate after its last use.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "qopt/interp/Array.h"
+#include "qopt/ir/Graph.h"
+
+namespace qopt::interp {
+
+struct RunOptions {
+  int threads = 1;  // 0 = all hardware threads
+  /// Refuse to allocate a single tensor larger than this (hostile models).
+  uint64_t maxTensorBytes = uint64_t{16} << 30;
+};
+
+/// Sees intermediate tensors as they are computed (calibration, per-layer verify). Only values
+/// in `wanted()` are reported, so nothing else is kept alive or copied.
+class CaptureObserver {
+ public:
+  virtual ~CaptureObserver() = default;
+  /// Values of the main graph to report; empty means none.
+  virtual const std::unordered_set<const Value*>& wanted() const = 0;
+  virtual void captured(const Value& value, const Array& array) = 0;
+};
+
+class Interpreter {
+ public:
+  /// Prepares `graph` (checks every op has a kernel: an unsupported op is a qopt::Error naming
+  /// the node, op, domain and opset). The graph must outlive the interpreter.
+  explicit Interpreter(const Graph& graph, RunOptions options = {});
+  ~Interpreter();
+
+  /// Runs with inputs by graph-input name; returns the graph outputs in order.
+  std::vector<Array> run(const std::map<std::string, Array>& inputs,
+                         CaptureObserver* observer = nullptr);
+
+  /// Runs a subgraph (If/Loop/Scan body) with explicit inputs and outer-scope lookup.
+  std::vector<Array> runSubgraph(const Graph& graph, const std::vector<Array>& inputs,
+                                 const std::function<const Array*(const Value*)>& outerLookup);
+
+  const RunOptions& options() const { return options_; }
+  /// Peak bytes of live intermediate arrays during the last run (memory tests and benches).
+  uint64_t lastPeakBytes() const { return peakBytes_; }
+
+ private:
+  struct Plan;
+  const Graph& graph_;
+  RunOptions options_;
+  std::unique_ptr<Plan> plan_;
+  uint64_t peakBytes_ = 0;
+};
+
+}  // namespace qopt::interp

@@ -1,0 +1,158 @@
+#include "qopt/ir/DataType.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <limits>
+#include <string>
+
+namespace qopt {
+
+namespace {
+
+struct TypeInfo {
+  DataType type;
+  std::string_view name;
+  int bits;
+};
+
+constexpr std::array<TypeInfo, 24> kTypes = {{
+    {DataType::Undefined, "UNDEFINED", 0},
+    {DataType::Float, "FLOAT", 32},
+    {DataType::UInt8, "UINT8", 8},
+    {DataType::Int8, "INT8", 8},
+    {DataType::UInt16, "UINT16", 16},
+    {DataType::Int16, "INT16", 16},
+    {DataType::Int32, "INT32", 32},
+    {DataType::Int64, "INT64", 64},
+    {DataType::String, "STRING", 0},
+    {DataType::Bool, "BOOL", 8},
+    {DataType::Float16, "FLOAT16", 16},
+    {DataType::Double, "DOUBLE", 64},
+    {DataType::UInt32, "UINT32", 32},
+    {DataType::UInt64, "UINT64", 64},
+    {DataType::Complex64, "COMPLEX64", 64},
+    {DataType::Complex128, "COMPLEX128", 128},
+    {DataType::BFloat16, "BFLOAT16", 16},
+    {DataType::Float8E4M3FN, "FLOAT8E4M3FN", 8},
+    {DataType::Float8E4M3FNUZ, "FLOAT8E4M3FNUZ", 8},
+    {DataType::Float8E5M2, "FLOAT8E5M2", 8},
+    {DataType::Float8E5M2FNUZ, "FLOAT8E5M2FNUZ", 8},
+    {DataType::UInt4, "UINT4", 4},
+    {DataType::Int4, "INT4", 4},
+    {DataType::Float4E2M1, "FLOAT4E2M1", 4},
+}};
+
+const TypeInfo* infoOf(DataType type) {
+  auto index = static_cast<size_t>(type);
+  return index < kTypes.size() ? &kTypes[index] : nullptr;
+}
+
+}  // namespace
+
+std::string_view dataTypeName(DataType type) {
+  const TypeInfo* info = infoOf(type);
+  return info ? info->name : std::string_view("UNKNOWN");
+}
+
+std::optional<DataType> parseDataType(std::string_view name) {
+  std::string upper(name);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  static constexpr std::pair<std::string_view, DataType> kAliases[] = {
+      {"FLOAT32", DataType::Float}, {"FP32", DataType::Float},      {"F32", DataType::Float},
+      {"FP16", DataType::Float16},  {"F16", DataType::Float16},     {"HALF", DataType::Float16},
+      {"BF16", DataType::BFloat16}, {"FLOAT64", DataType::Double},  {"F64", DataType::Double},
+      {"FP64", DataType::Double},   {"I8", DataType::Int8},         {"U8", DataType::UInt8},
+      {"I32", DataType::Int32},     {"I64", DataType::Int64},       {"I16", DataType::Int16},
+      {"U16", DataType::UInt16},    {"U32", DataType::UInt32},      {"U64", DataType::UInt64},
+  };
+  for (const auto& [alias, type] : kAliases) {
+    if (upper == alias) return type;
+  }
+  for (const TypeInfo& info : kTypes) {
+    if (info.name == upper && info.type != DataType::Undefined) return info.type;
+  }
+  return std::nullopt;
+}
+
+std::optional<DataType> dataTypeFromInt(int64_t value) {
+  if (value < 0 || value > kMaxKnownDataType) return std::nullopt;
+  return static_cast<DataType>(value);
+}
+
+int dataTypeBits(DataType type) {
+  const TypeInfo* info = infoOf(type);
+  return info ? info->bits : 0;
+}
+
+std::optional<size_t> dataTypeStorageBytes(DataType type, uint64_t count) {
+  int bits = dataTypeBits(type);
+  if (bits == 0) return size_t{0};
+  if (bits == 4) return static_cast<size_t>((count + 1) / 2);
+  uint64_t bytes = static_cast<uint64_t>(bits / 8);
+  if (count > std::numeric_limits<uint64_t>::max() / bytes) return std::nullopt;
+  uint64_t total = count * bytes;
+  if (total > std::numeric_limits<size_t>::max()) return std::nullopt;
+  return static_cast<size_t>(total);
+}
+
+bool isFloatingPoint(DataType type) {
+  switch (type) {
+    case DataType::Float:
+    case DataType::Float16:
+    case DataType::Double:
+    case DataType::BFloat16:
+    case DataType::Float8E4M3FN:
+    case DataType::Float8E4M3FNUZ:
+    case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ:
+    case DataType::Float4E2M1:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isSignedInteger(DataType type) {
+  switch (type) {
+    case DataType::Int4:
+    case DataType::Int8:
+    case DataType::Int16:
+    case DataType::Int32:
+    case DataType::Int64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isInteger(DataType type) {
+  switch (type) {
+    case DataType::UInt4:
+    case DataType::UInt8:
+    case DataType::UInt16:
+    case DataType::UInt32:
+    case DataType::UInt64:
+      return true;
+    default:
+      return isSignedInteger(type);
+  }
+}
+
+bool isQuantizedIntegerType(DataType type) {
+  switch (type) {
+    case DataType::Int4:
+    case DataType::UInt4:
+    case DataType::Int8:
+    case DataType::UInt8:
+    case DataType::Int16:
+    case DataType::UInt16:
+    case DataType::Int32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace qopt

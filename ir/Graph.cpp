@@ -1,0 +1,756 @@
+#include "qopt/ir/Graph.h"
+
+#include <algorithm>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "qopt/ir/Error.h"
+
+namespace qopt {
+
+// ---------------------------------------------------------------------------------------------
+// Value
+
+Value::Value(Graph* graph, Kind kind, std::string name)
+    : graph_(graph), kind_(kind), name_(std::move(name)) {}
+
+bool Value::isGraphInput() const {
+  if (kind_ == Kind::GraphInput) return true;
+  return kind_ == Kind::Initializer && alsoGraphInput_;
+}
+
+std::vector<Node*> Value::users() const {
+  std::vector<Node*> result;
+  for (const Use& use : uses_) {
+    if (std::find(result.begin(), result.end(), use.user) == result.end()) {
+      result.push_back(use.user);
+    }
+  }
+  return result;
+}
+
+void Value::setName(std::string name) {
+  if (name == name_) return;
+  Model& model = graph_->model();
+  if (!name.empty() && model.isNameUsed(name)) {
+    throw Error(ErrorKind::Internal, model.sourcePath, fmt::format("value '{}'", name_),
+                fmt::format("cannot rename to '{}': the name is already used", name));
+  }
+  std::string old = std::move(name_);
+  graph_->unregisterNameOf(old, this);
+  name_ = std::move(name);
+  graph_->registerName(this);
+  for (ModelObserver* o : model.observers_) o->valueRenamed(this, old);
+}
+
+void Value::setInitializer(TensorPtr tensor) {
+  if (kind_ != Kind::Initializer) {
+    throw Error(ErrorKind::Internal, "", fmt::format("value '{}'", name_),
+                "setInitializer on a value that is not an initializer");
+  }
+  initializer_ = std::move(tensor);
+  if (initializer_) initializer_->setName(name_);
+}
+
+void Value::removeUse(Node* user, uint32_t index) {
+  auto it = std::find(uses_.begin(), uses_.end(), Use{user, index});
+  if (it != uses_.end()) uses_.erase(it);
+}
+
+static bool isInterfaceValue(const Value* v) {
+  return v->isGraphInput() || v->isGraphOutput() || v->isInitializer();
+}
+
+void Value::replaceAllUsesExcept(Value* other, const Node* except) {
+  if (other == this) return;
+  std::vector<Use> uses = uses_;
+  for (const Use& use : uses) {
+    if (use.user == except) continue;
+    use.user->setInput(use.index, other);
+  }
+  if (outputRefs_ > 0) {
+    Graph* g = graph_;
+    std::string keptName = name_;
+    bool transferName = !isInterfaceValue(other) && other->graph_ == g;
+    for (size_t i = 0; i < g->outputs_.size(); ++i) {
+      if (g->outputs_[i] == this) g->setOutput(i, other);
+    }
+    if (transferName) {
+      // The interface keeps its names: the replacement takes the output's name.
+      Model& model = g->model();
+      std::string tmp = model.uniqueValueName(keptName + "_replaced");
+      setName(tmp);
+      other->setName(keptName);
+      other->type_ = other->type_.kind == ValueType::Kind::Unknown ? type_ : other->type_;
+    }
+  }
+  for (ModelObserver* o : graph_->model().observers_) o->valueReplaced(this, other);
+}
+
+void Value::replaceAllUsesWith(Value* other) { replaceAllUsesExcept(other, nullptr); }
+
+// ---------------------------------------------------------------------------------------------
+// Node
+
+Node::Node(Graph* graph, std::string opType, std::string domain)
+    : graph_(graph), opType_(std::move(opType)) {
+  setDomain(std::move(domain));
+}
+
+Node::~Node() = default;
+
+void Node::setDomain(std::string domain) {
+  domain_ = domain == "ai.onnx" ? std::string() : std::move(domain);
+}
+
+void Node::setName(std::string name) {
+  if (name == name_) return;
+  if (!name.empty()) graph_->model().claimNodeName(name);
+  name_ = std::move(name);
+}
+
+std::string Node::describe() const {
+  std::string op = domain_.empty() ? opType_ : domain_ + "::" + opType_;
+  if (!name_.empty()) return fmt::format("node '{}' ({})", name_, op);
+  Value* first = output(0);
+  if (first && !first->isAbsent()) return fmt::format("node producing '{}' ({})", first->name(), op);
+  return fmt::format("unnamed node ({})", op);
+}
+
+void Node::setInput(size_t i, Value* value) {
+  if (i >= inputs_.size()) inputs_.resize(i + 1, nullptr);
+  if (inputs_[i] == value) return;
+  if (inputs_[i]) inputs_[i]->removeUse(this, static_cast<uint32_t>(i));
+  inputs_[i] = value;
+  if (value) value->addUse(this, static_cast<uint32_t>(i));
+}
+
+void Node::addInput(Value* value) {
+  inputs_.push_back(value);
+  if (value) value->addUse(this, static_cast<uint32_t>(inputs_.size() - 1));
+}
+
+void Node::insertInput(size_t i, Value* value) {
+  if (i >= inputs_.size()) {
+    setInput(i, value);
+    return;
+  }
+  for (size_t k = i; k < inputs_.size(); ++k) {
+    if (inputs_[k]) inputs_[k]->removeUse(this, static_cast<uint32_t>(k));
+  }
+  inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(i), value);
+  for (size_t k = i; k < inputs_.size(); ++k) {
+    if (inputs_[k]) inputs_[k]->addUse(this, static_cast<uint32_t>(k));
+  }
+}
+
+void Node::removeInput(size_t i) {
+  if (i >= inputs_.size()) return;
+  for (size_t k = i; k < inputs_.size(); ++k) {
+    if (inputs_[k]) inputs_[k]->removeUse(this, static_cast<uint32_t>(k));
+  }
+  inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
+  for (size_t k = i; k < inputs_.size(); ++k) {
+    if (inputs_[k]) inputs_[k]->addUse(this, static_cast<uint32_t>(k));
+  }
+}
+
+void Node::removeAllInputs() {
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    if (inputs_[k]) inputs_[k]->removeUse(this, static_cast<uint32_t>(k));
+  }
+  inputs_.clear();
+}
+
+Value* Node::addOutput(std::string name, bool absent) {
+  Model& model = graph_->model();
+  if (absent) {
+    name.clear();
+  } else if (name.empty()) {
+    name = model.uniqueValueName(opType_.empty() ? std::string("v") : opType_);
+  }
+  auto value = std::unique_ptr<Value>(new Value(graph_, Value::Kind::NodeOutput, std::move(name)));
+  value->producer_ = this;
+  value->outputIndex_ = static_cast<uint32_t>(outputs_.size());
+  Value* raw = value.get();
+  outputs_.push_back(std::move(value));
+  outputViews_.push_back(raw);
+  graph_->registerName(raw);
+  return raw;
+}
+
+void Node::truncateOutputs(size_t count) {
+  while (outputs_.size() > count) {
+    Value* v = outputs_.back().get();
+    if (v->hasUses() || v->isGraphOutput()) {
+      throw Error(ErrorKind::Internal, graph_->model().sourcePath, describe(),
+                  fmt::format("cannot remove output '{}': it is still used", v->name()));
+    }
+    graph_->unregisterName(v);
+    outputs_.pop_back();
+    outputViews_.pop_back();
+  }
+}
+
+const Attribute* Node::findAttr(std::string_view name) const {
+  for (const Attribute& a : attributes_) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+Attribute* Node::findAttr(std::string_view name) {
+  for (Attribute& a : attributes_) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+void Node::setAttr(Attribute attr) {
+  if (attr.g) attr.g->parent_ = this;
+  for (auto& g : attr.graphs) g->parent_ = this;
+  for (Attribute& a : attributes_) {
+    if (a.name == attr.name) {
+      a = std::move(attr);
+      return;
+    }
+  }
+  attributes_.push_back(std::move(attr));
+}
+
+bool Node::removeAttr(std::string_view name) {
+  for (auto it = attributes_.begin(); it != attributes_.end(); ++it) {
+    if (it->name == name) {
+      attributes_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t Node::attrInt(std::string_view name, int64_t fallback) const {
+  const Attribute* a = findAttr(name);
+  return a && a->kind == AttrKind::Int ? a->i : fallback;
+}
+
+float Node::attrFloat(std::string_view name, float fallback) const {
+  const Attribute* a = findAttr(name);
+  return a && a->kind == AttrKind::Float ? a->f : fallback;
+}
+
+std::string Node::attrString(std::string_view name, std::string fallback) const {
+  const Attribute* a = findAttr(name);
+  return a && a->kind == AttrKind::String ? a->s : fallback;
+}
+
+std::vector<int64_t> Node::attrInts(std::string_view name, std::vector<int64_t> fallback) const {
+  const Attribute* a = findAttr(name);
+  return a && a->kind == AttrKind::Ints ? a->ints : fallback;
+}
+
+std::vector<float> Node::attrFloats(std::string_view name, std::vector<float> fallback) const {
+  const Attribute* a = findAttr(name);
+  return a && a->kind == AttrKind::Floats ? a->floats : fallback;
+}
+
+std::vector<Graph*> Node::subgraphs() const {
+  std::vector<Graph*> result;
+  for (const Attribute& a : attributes_) {
+    if (a.g) result.push_back(a.g.get());
+    for (const auto& g : a.graphs) result.push_back(g.get());
+  }
+  return result;
+}
+
+void Node::moveBefore(Node* pos) {
+  if (pos == this) return;
+  graph_->unlinkNode(this);
+  graph_->linkBefore(this, pos);
+}
+
+void Node::moveAfter(Node* pos) {
+  if (pos == this) return;
+  graph_->unlinkNode(this);
+  graph_->linkBefore(this, pos ? pos->next_ : graph_->first_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graph
+
+Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {}
+
+Graph::~Graph() {
+  // Drop uses first so that destroying nodes in any order never touches freed values.
+  for (auto& node : nodePool_) {
+    node->inputs_.clear();
+    for (Attribute& a : node->attributes_) {
+      a.g.reset();
+      a.graphs.clear();
+    }
+  }
+}
+
+Graph* Graph::parentGraph() const { return parent_ ? parent_->graph() : nullptr; }
+
+int Graph::depth() const {
+  int d = 0;
+  for (Graph* g = parentGraph(); g; g = g->parentGraph()) ++d;
+  return d;
+}
+
+void Graph::linkBefore(Node* node, Node* pos) {
+  if (!pos) {
+    node->prev_ = last_;
+    node->next_ = nullptr;
+    if (last_) last_->next_ = node;
+    last_ = node;
+    if (!first_) first_ = node;
+    return;
+  }
+  node->next_ = pos;
+  node->prev_ = pos->prev_;
+  if (pos->prev_) pos->prev_->next_ = node;
+  else first_ = node;
+  pos->prev_ = node;
+}
+
+void Graph::unlinkNode(Node* node) {
+  if (node->prev_) node->prev_->next_ = node->next_;
+  else first_ = node->next_;
+  if (node->next_) node->next_->prev_ = node->prev_;
+  else last_ = node->prev_;
+  node->prev_ = node->next_ = nullptr;
+}
+
+Node* Graph::createEmptyNode(std::string opType, std::string domain, Node* insertBefore) {
+  auto node = std::unique_ptr<Node>(new Node(this, std::move(opType), std::move(domain)));
+  Node* raw = node.get();
+  raw->poolIndex_ = nodePool_.size();
+  raw->serial_ = nextSerial_++;
+  nodePool_.push_back(std::move(node));
+  linkBefore(raw, insertBefore);
+  return raw;
+}
+
+Node* Graph::createNode(std::string opType, std::span<Value* const> inputs, size_t numOutputs,
+                        Node* insertBefore, std::string domain) {
+  Node* node = createEmptyNode(std::move(opType), std::move(domain), insertBefore);
+  for (Value* v : inputs) node->addInput(v);
+  for (size_t i = 0; i < numOutputs; ++i) node->addOutput();
+  return node;
+}
+
+void Graph::eraseNode(Node* node) {
+  for (const auto& out : node->outputs_) {
+    if (out->hasUses() || out->isGraphOutput()) {
+      throw Error(ErrorKind::Internal, model_->sourcePath, node->describe(),
+                  fmt::format("cannot erase: output '{}' is still used", out->name()));
+    }
+  }
+  for (ModelObserver* o : model_->observers_) o->nodeErased(node);
+  node->removeAllInputs();
+  // Subgraph nodes may use outer values: drop those uses before the subgraphs go away.
+  for (Graph* g : node->subgraphs()) {
+    g->walk([](Node* inner) { inner->removeAllInputs(); });
+  }
+  for (const auto& out : node->outputs_) unregisterName(out.get());
+  unlinkNode(node);
+  size_t idx = node->poolIndex_;
+  if (idx + 1 != nodePool_.size()) {
+    std::swap(nodePool_[idx], nodePool_.back());
+    nodePool_[idx]->poolIndex_ = idx;
+  }
+  nodePool_.pop_back();
+}
+
+Value* Graph::newValue(Value::Kind kind, std::string name) {
+  auto value = std::unique_ptr<Value>(new Value(this, kind, std::move(name)));
+  Value* raw = value.get();
+  raw->poolIndex_ = valuePool_.size();
+  valuePool_.push_back(std::move(value));
+  registerName(raw);
+  return raw;
+}
+
+void Graph::destroyValue(Value* value) {
+  unregisterName(value);
+  size_t idx = value->poolIndex_;
+  if (idx + 1 != valuePool_.size()) {
+    std::swap(valuePool_[idx], valuePool_.back());
+    valuePool_[idx]->poolIndex_ = idx;
+  }
+  valuePool_.pop_back();
+}
+
+void Graph::registerName(Value* value) {
+  if (value->name_.empty()) return;
+  byName_[value->name_] = value;
+  model_->claimName(value->name_);
+}
+
+void Graph::unregisterName(Value* value) { unregisterNameOf(value->name_, value); }
+
+void Graph::unregisterNameOf(const std::string& name, Value* value) {
+  if (name.empty()) return;
+  auto it = byName_.find(name);
+  if (it != byName_.end() && it->second == value) byName_.erase(it);
+  model_->releaseName(name);
+}
+
+Value* Graph::addInput(std::string name, ValueType type) {
+  if (name.empty()) name = model_->uniqueValueName("input");
+  Value* v = newValue(Value::Kind::GraphInput, std::move(name));
+  v->type_ = std::move(type);
+  inputs_.push_back(v);
+  return v;
+}
+
+void Graph::addInitializerAsInput(Value* initializer) {
+  initializer->alsoGraphInput_ = true;
+  inputs_.push_back(initializer);
+}
+
+void Graph::removeInput(size_t i) {
+  Value* v = inputs_.at(i);
+  inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (v->kind_ == Value::Kind::Initializer) {
+    v->alsoGraphInput_ = std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end();
+    return;
+  }
+  if (std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end()) return;
+  if (v->hasUses() || v->isGraphOutput()) {
+    inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(i), v);
+    throw Error(ErrorKind::Internal, model_->sourcePath, fmt::format("graph input '{}'", v->name()),
+                "cannot remove: still used");
+  }
+  destroyValue(v);
+}
+
+const std::vector<Value*>& Graph::initializers() const {
+  if (initializersDirty_) {
+    std::erase_if(initializers_, [](Value* v) { return v == nullptr; });
+    initializersDirty_ = false;
+  }
+  return initializers_;
+}
+
+Value* Graph::addInitializer(TensorPtr tensor) {
+  std::string name = tensor->name();
+  if (name.empty() || model_->isNameUsed(name)) {
+    name = model_->uniqueValueName(name.empty() ? std::string("const") : name);
+  }
+  Value* v = newValue(Value::Kind::Initializer, name);
+  tensor->setName(name);
+  v->type_ = ValueType::tensor(tensor->dataType(), tensor->dims());
+  v->initializer_ = std::move(tensor);
+  (void)initializers();  // compact before appending
+  initializers_.push_back(v);
+  return v;
+}
+
+void Graph::eraseInitializer(Value* value) {
+  if (value->hasUses() || value->isGraphOutput()) {
+    throw Error(ErrorKind::Internal, model_->sourcePath,
+                fmt::format("initializer '{}'", value->name()), "cannot erase: still used");
+  }
+  auto it = std::find(initializers_.begin(), initializers_.end(), value);
+  if (it != initializers_.end()) {
+    *it = nullptr;
+    initializersDirty_ = true;
+  }
+  if (value->alsoGraphInput_) std::erase(inputs_, value);
+  destroyValue(value);
+}
+
+void Graph::addOutput(Value* value) {
+  outputs_.push_back(value);
+  ++value->outputRefs_;
+}
+
+void Graph::setOutput(size_t i, Value* value) {
+  Value*& slot = outputs_.at(i);
+  if (slot == value) return;
+  --slot->outputRefs_;
+  slot = value;
+  ++value->outputRefs_;
+}
+
+void Graph::removeOutput(size_t i) {
+  Value* v = outputs_.at(i);
+  --v->outputRefs_;
+  outputs_.erase(outputs_.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+Value* Graph::findValue(std::string_view name) const {
+  auto it = byName_.find(std::string(name));
+  return it == byName_.end() ? nullptr : it->second;
+}
+
+Value* Graph::lookupValue(std::string_view name) const {
+  for (const Graph* g = this; g; g = g->parentGraph()) {
+    if (Value* v = g->findValue(name)) return v;
+  }
+  return nullptr;
+}
+
+std::vector<Value*> Graph::implicitInputs(const Node* node) {
+  std::vector<Value*> result;
+  std::unordered_set<const Value*> seen;
+  for (Graph* sub : node->subgraphs()) {
+    sub->walk([&](Node* inner) {
+      for (Value* v : inner->inputs()) {
+        if (!v) continue;
+        // A value is implicit when it is defined outside `node`'s subgraphs.
+        bool inside = false;
+        for (Graph* g = v->graph(); g; g = g->parentGraph()) {
+          if (g->parentNode() == node) {
+            inside = true;
+            break;
+          }
+        }
+        if (!inside && seen.insert(v).second) result.push_back(v);
+      }
+    });
+  }
+  return result;
+}
+
+// A value is "ready" inside this graph once it is not produced by a node of this graph that is
+// still pending. Values of enclosing graphs and of subgraphs are ready by definition here.
+static Node* producerIn(const Graph* graph, Value* v) {
+  Node* p = v ? v->producer() : nullptr;
+  return p && p->graph() == graph ? p : nullptr;
+}
+
+static std::vector<Node*> dependenciesOf(const Graph* graph, Node* node) {
+  std::vector<Node*> deps;
+  for (Value* v : node->inputs()) {
+    if (Node* p = producerIn(graph, v)) deps.push_back(p);
+  }
+  if (!node->subgraphs().empty()) {
+    for (Value* v : Graph::implicitInputs(node)) {
+      // Implicit inputs from this graph: walk up to the graph's own level.
+      if (Node* p = producerIn(graph, v)) deps.push_back(p);
+    }
+  }
+  return deps;
+}
+
+bool Graph::isTopologicallySorted() const {
+  std::unordered_set<const Node*> done;
+  for (Node* n : nodes()) {
+    for (Node* dep : dependenciesOf(this, n)) {
+      if (!done.contains(dep)) return false;
+    }
+    done.insert(n);
+  }
+  return true;
+}
+
+void Graph::topologicalSort() {
+  // Kahn's algorithm with a min-heap on the current position: nodes already in a valid order
+  // keep it, and the result does not depend on hash order (deterministic output).
+  std::vector<Node*> order;
+  order.reserve(nodePool_.size());
+  std::unordered_map<const Node*, size_t> position;
+  size_t pos = 0;
+  for (Node* n : nodes()) position[n] = pos++;
+  std::unordered_map<const Node*, size_t> pending;
+  std::unordered_map<const Node*, std::vector<Node*>> dependents;
+  for (Node* n : nodes()) {
+    auto deps = dependenciesOf(this, n);
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    pending[n] = deps.size();
+    for (Node* d : deps) dependents[d].push_back(n);
+  }
+  using Item = std::pair<size_t, Node*>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+  for (Node* n : nodes()) {
+    if (pending[n] == 0) ready.push({position[n], n});
+  }
+  while (!ready.empty()) {
+    Node* n = ready.top().second;
+    ready.pop();
+    order.push_back(n);
+    for (Node* d : dependents[n]) {
+      if (--pending[d] == 0) ready.push({position[d], d});
+    }
+  }
+  if (order.size() != nodePool_.size()) {
+    for (Node* n : nodes()) {
+      if (pending[n] != 0) {
+        throw Error(ErrorKind::Input, model_->sourcePath, n->describe(),
+                    "the graph has a cycle through this node");
+      }
+    }
+  }
+  first_ = last_ = nullptr;
+  for (Node* n : order) {
+    n->prev_ = n->next_ = nullptr;
+    linkBefore(n, nullptr);
+  }
+}
+
+std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueMap) const {
+  auto copy = std::make_unique<Graph>(model, parent);
+  copy->name = name;
+  copy->docString = docString;
+  copy->metadataProps = metadataProps;
+  copy->sparseInitializers = sparseInitializers;
+  copy->quantizationAnnotations = quantizationAnnotations;
+  copy->orphanValueInfos = orphanValueInfos;
+  copy->unknownFields = unknownFields;
+  auto copyValueFields = [](const Value* from, Value* to) {
+    to->type_ = from->type_;
+    to->inValueInfo = from->inValueInfo;
+    to->docString = from->docString;
+    to->valueInfoUnknownFields = from->valueInfoUnknownFields;
+    to->interfaceDocString = from->interfaceDocString;
+    to->interfaceUnknownFields = from->interfaceUnknownFields;
+  };
+  for (Value* init : initializers()) {
+    Value* v = copy->newValue(Value::Kind::Initializer, init->name());
+    v->initializer_ = std::make_shared<Tensor>(*init->initializer_);
+    copyValueFields(init, v);
+    copy->initializers_.push_back(v);
+    valueMap[init] = v;
+  }
+  for (Value* in : inputs_) {
+    if (in->kind_ == Value::Kind::Initializer) {
+      copy->addInitializerAsInput(valueMap.at(in));
+      continue;
+    }
+    auto found = valueMap.find(in);
+    if (found != valueMap.end() && found->second->graph_ == copy.get()) {
+      copy->inputs_.push_back(found->second);
+      continue;
+    }
+    Value* v = copy->newValue(Value::Kind::GraphInput, in->name());
+    copyValueFields(in, v);
+    copy->inputs_.push_back(v);
+    valueMap[in] = v;
+  }
+  for (Node* n : nodes()) {
+    Node* c = copy->createEmptyNode(n->opType_, n->domain_);
+    c->name_ = n->name_;
+    c->docString = n->docString;
+    c->metadataProps = n->metadataProps;
+    c->unknownFields = n->unknownFields;
+    for (Value* in : n->inputs_) {
+      if (!in) {
+        c->addInput(nullptr);
+        continue;
+      }
+      auto it = valueMap.find(in);
+      // Outer-scope values not copied (cloning a subgraph alone) are referenced as they are.
+      c->addInput(it != valueMap.end() ? it->second : in);
+    }
+    for (const auto& out : n->outputs_) {
+      Value* o = c->addOutput(out->name(), out->isAbsent());
+      copyValueFields(out.get(), o);
+      valueMap[out.get()] = o;
+    }
+    for (const Attribute& a : n->attributes_) c->attributes_.push_back(a.clone(c, valueMap));
+  }
+  for (Value* out : outputs_) {
+    auto it = valueMap.find(out);
+    copy->addOutput(it != valueMap.end() ? it->second : out);
+  }
+  // Node names are copied verbatim: claim them in the copy's model.
+  copy->walk([&](Node* n) {
+    if (!n->name_.empty()) model->claimNodeName(n->name_);
+  });
+  return copy;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model
+
+Model::Model() : graph_(std::make_unique<Graph>(this, nullptr)) {}
+
+Model::~Model() { graph_.reset(); }
+
+std::optional<int64_t> Model::opsetVersion(std::string_view domain) const {
+  std::string_view d = domain == "ai.onnx" ? std::string_view() : domain;
+  for (const OpsetImport& o : opsetImports) {
+    std::string_view od = o.domain == "ai.onnx" ? std::string_view() : std::string_view(o.domain);
+    if (od == d) return o.version;
+  }
+  return std::nullopt;
+}
+
+void Model::setOpsetVersion(std::string_view domain, int64_t version) {
+  std::string_view d = domain == "ai.onnx" ? std::string_view() : domain;
+  for (OpsetImport& o : opsetImports) {
+    std::string_view od = o.domain == "ai.onnx" ? std::string_view() : std::string_view(o.domain);
+    if (od == d) {
+      o.version = version;
+      return;
+    }
+  }
+  opsetImports.push_back({std::string(d), version});
+}
+
+bool Model::isNameUsed(std::string_view name) const {
+  auto it = usedNames_.find(std::string(name));
+  return it != usedNames_.end() && it->second > 0;
+}
+
+void Model::claimName(const std::string& name) { ++usedNames_[name]; }
+
+void Model::releaseName(const std::string& name) {
+  auto it = usedNames_.find(name);
+  if (it == usedNames_.end()) return;
+  if (--it->second == 0) usedNames_.erase(it);
+}
+
+void Model::claimNodeName(const std::string& name) { ++usedNodeNames_[name]; }
+
+std::string Model::freshName(std::unordered_map<std::string, uint32_t>& used,
+                             std::unordered_map<std::string, uint64_t>& counters,
+                             std::string_view base) {
+  std::string b(base);
+  if (!used.contains(b)) return b;
+  uint64_t& next = counters[b];
+  for (;;) {
+    std::string candidate = fmt::format("{}_{}", b, ++next);
+    if (!used.contains(candidate)) return candidate;
+  }
+}
+
+std::string Model::uniqueValueName(std::string_view base) {
+  return freshName(usedNames_, nameCounters_, base);
+}
+
+std::string Model::uniqueNodeName(std::string_view base) {
+  std::string name = freshName(usedNodeNames_, nodeNameCounters_, base);
+  claimNodeName(name);
+  return name;
+}
+
+void Model::addObserver(ModelObserver* observer) { observers_.push_back(observer); }
+
+void Model::removeObserver(ModelObserver* observer) { std::erase(observers_, observer); }
+
+std::unique_ptr<Model> Model::clone() const {
+  auto copy = std::make_unique<Model>();
+  copy->irVersion = irVersion;
+  copy->opsetImports = opsetImports;
+  copy->producerName = producerName;
+  copy->producerVersion = producerVersion;
+  copy->domain = domain;
+  copy->modelVersion = modelVersion;
+  copy->docString = docString;
+  copy->metadataProps = metadataProps;
+  copy->functions = functions;
+  copy->trainingInfo = trainingInfo;
+  copy->unknownFields = unknownFields;
+  copy->sourcePath = sourcePath;
+  ValueMap map;
+  copy->graph_ = graph_->clone(copy.get(), nullptr, map);
+  return copy;
+}
+
+}  // namespace qopt
