@@ -1,0 +1,428 @@
+#include "qopt/interp/Interpreter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+#include <unordered_map>
+
+#include "AllocationLimit.h"
+#include "ThreadPool.h"
+#include "qopt/interp/Kernel.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::interp {
+
+namespace {
+
+// Where a node finds one of its inputs at run time.
+struct ValueRef {
+  enum class Kind : uint8_t { Absent, Slot, Constant, Outer };
+  Kind kind = Kind::Absent;
+  int32_t index = -1;
+  const Value* value = nullptr;
+};
+
+struct Step {
+  const Node* node;
+  const KernelFn* kernel;
+  int64_t opset;
+  std::vector<ValueRef> inputs;
+  std::vector<int32_t> outputs;    // slot per output, -1 when absent
+  std::vector<int32_t> freeAfter;  // slots whose last use is this step
+};
+
+struct GraphPlan {
+  const Graph* graph = nullptr;
+  std::unordered_map<const Value*, int32_t> slotOf;
+  std::unordered_map<const Value*, int32_t> constantOf;
+  int32_t numSlots = 0;
+  std::vector<int32_t> inputSlots;          // graph inputs, in order
+  std::vector<int32_t> inputDefaults;       // constant index for IR<4 initializer inputs, or -1
+  std::vector<Array> constants;
+  std::vector<ValueRef> outputs;
+  std::vector<Step> steps;
+};
+
+// Live bytes of intermediate arrays, counting shared storage once.
+class MemoryTracker {
+ public:
+  void add(const Array& a) {
+    const void* key = storageKey(a);
+    auto [it, inserted] = live_.try_emplace(key, Entry{0, a.byteSize()});
+    if (it->second.count++ == 0) {
+      current_ += it->second.bytes;
+      peak_ = std::max(peak_, current_);
+    }
+    (void)inserted;
+  }
+  void remove(const Array& a) {
+    auto it = live_.find(storageKey(a));
+    if (it == live_.end()) return;
+    if (--it->second.count == 0) {
+      current_ -= it->second.bytes;
+      live_.erase(it);
+    }
+  }
+  void exclude(const Array& a) { excluded_.insert(storageKey(a)); }
+  bool excluded(const Array& a) const { return excluded_.contains(storageKey(a)); }
+  uint64_t peak() const { return peak_; }
+
+ private:
+  struct Entry {
+    int64_t count;
+    uint64_t bytes;
+  };
+  static const void* storageKey(const Array& a) {
+    if (a.bytes() != nullptr) return a.bytes();
+    return a.dataType() == DataType::String ? static_cast<const void*>(&a.strings()) : nullptr;
+  }
+  std::unordered_map<const void*, Entry> live_;
+  std::unordered_set<const void*> excluded_;
+  uint64_t current_ = 0;
+  uint64_t peak_ = 0;
+};
+
+std::string domainName(const std::string& domain) { return domain.empty() ? "ai.onnx" : domain; }
+
+Error nodeError(const Node& node, int64_t opset, const std::string& cause,
+                ErrorKind kind = ErrorKind::Input) {
+  return Error(kind, node.graph()->model().sourcePath, node.describe(),
+               fmt::format("{} (op {}, domain {}, opset {})", cause, node.opType(),
+                           domainName(node.domain()), opset));
+}
+
+}  // namespace
+
+struct Interpreter::Plan {
+  std::unordered_map<const Graph*, std::unique_ptr<GraphPlan>> graphs;
+  std::unique_ptr<ThreadPool> pool;
+  int threads = 1;
+  MemoryTracker* tracker = nullptr;  // set during run()
+
+  const GraphPlan& prepare(const Graph& graph, const KernelRegistry& registry);
+  std::vector<Array> execute(Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
+                             const std::function<const Array*(const Value*)>& outer,
+                             CaptureObserver* observer);
+};
+
+const GraphPlan& Interpreter::Plan::prepare(const Graph& graph, const KernelRegistry& registry) {
+  auto gp = std::make_unique<GraphPlan>();
+  gp->graph = &graph;
+  const Model& model = graph.model();
+
+  for (Value* v : graph.initializers()) {
+    gp->constantOf[v] = static_cast<int32_t>(gp->constants.size());
+    try {
+      gp->constants.push_back(Array::fromTensor(*v->initializer()));
+    } catch (const Error& e) {
+      throw Error(e.kind(), model.sourcePath, fmt::format("initializer '{}'", v->name()), e.cause());
+    }
+  }
+  for (Value* v : graph.inputs()) {
+    int32_t slot = gp->numSlots++;
+    gp->slotOf[v] = slot;
+    gp->inputSlots.push_back(slot);
+    auto c = gp->constantOf.find(v);
+    gp->inputDefaults.push_back(c == gp->constantOf.end() ? -1 : c->second);
+    if (c != gp->constantOf.end()) gp->constantOf.erase(c);  // the slot (input or default) wins
+  }
+
+  auto refOf = [&](const Value* v) {
+    ValueRef ref;
+    if (v == nullptr) return ref;
+    ref.value = v;
+    if (auto it = gp->slotOf.find(v); it != gp->slotOf.end()) {
+      ref.kind = ValueRef::Kind::Slot;
+      ref.index = it->second;
+    } else if (auto c = gp->constantOf.find(v); c != gp->constantOf.end()) {
+      ref.kind = ValueRef::Kind::Constant;
+      ref.index = c->second;
+    } else {
+      ref.kind = ValueRef::Kind::Outer;
+    }
+    return ref;
+  };
+
+  std::vector<int32_t> lastUse;  // per slot: step index of the last use
+  auto markUse = [&](const ValueRef& ref, int32_t step) {
+    if (ref.kind != ValueRef::Kind::Slot) return;
+    if (lastUse.size() <= static_cast<size_t>(ref.index)) lastUse.resize(ref.index + 1, -1);
+    lastUse[ref.index] = std::max(lastUse[ref.index], step);
+  };
+
+  for (Node* node : graph.nodes()) {
+    int32_t stepIndex = static_cast<int32_t>(gp->steps.size());
+    Step step{node, nullptr, 0, {}, {}, {}};
+    std::optional<int64_t> opset = model.opsetVersion(node->domain());
+    if (!opset) {
+      throw Error(ErrorKind::Input, model.sourcePath, node->describe(),
+                  fmt::format("the model imports no opset for domain {} (op {})",
+                              domainName(node->domain()), node->opType()));
+    }
+    step.opset = *opset;
+    step.kernel = registry.find(node->domain(), node->opType(), *opset);
+    if (step.kernel == nullptr) {
+      throw nodeError(*node, *opset,
+                      registry.supports(node->domain(), node->opType())
+                          ? "this opset of the op is not supported by the interpreter"
+                          : "the interpreter has no kernel for this op");
+    }
+    for (Value* v : node->inputs()) {
+      step.inputs.push_back(refOf(v));
+      markUse(step.inputs.back(), stepIndex);
+    }
+    for (Value* v : Graph::implicitInputs(node)) markUse(refOf(v), stepIndex);
+    for (Value* out : node->outputs()) {
+      if (out->isAbsent()) {
+        step.outputs.push_back(-1);
+        continue;
+      }
+      int32_t slot = gp->numSlots++;
+      gp->slotOf[out] = slot;
+      step.outputs.push_back(slot);
+      markUse({ValueRef::Kind::Slot, slot, out}, stepIndex);  // unused outputs die right away
+    }
+    gp->steps.push_back(std::move(step));
+  }
+  for (Value* v : graph.outputs()) {
+    ValueRef ref = refOf(v);
+    gp->outputs.push_back(ref);
+    if (ref.kind == ValueRef::Kind::Slot && static_cast<size_t>(ref.index) < lastUse.size()) {
+      lastUse[ref.index] = INT32_MAX;  // kept until returned
+    }
+  }
+  lastUse.resize(gp->numSlots, -1);
+  for (int32_t slot = 0; slot < gp->numSlots; ++slot) {
+    int32_t last = lastUse[slot];
+    if (last >= 0 && last != INT32_MAX) gp->steps[last].freeAfter.push_back(slot);
+  }
+
+  const GraphPlan& result = *gp;
+  graphs[&graph] = std::move(gp);
+  for (Node* node : graph.nodes()) {
+    for (Graph* sub : node->subgraphs()) prepare(*sub, registry);
+  }
+  return result;
+}
+
+std::vector<Array> Interpreter::Plan::execute(
+    Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
+    const std::function<const Array*(const Value*)>& outer, CaptureObserver* observer) {
+  std::function<const Array*(const Value*)> lookup = [&](const Value* v) -> const Array* {
+    if (auto it = plan.slotOf.find(v); it != plan.slotOf.end()) {
+      const Array& a = slots[static_cast<size_t>(it->second)];
+      return a.valid() ? &a : nullptr;
+    }
+    if (auto c = plan.constantOf.find(v); c != plan.constantOf.end()) {
+      return &plan.constants[static_cast<size_t>(c->second)];
+    }
+    return outer ? outer(v) : nullptr;
+  };
+  auto resolve = [&](const ValueRef& ref, const Node* node, int64_t opset) -> const Array* {
+    switch (ref.kind) {
+      case ValueRef::Kind::Absent: return nullptr;
+      case ValueRef::Kind::Slot: {
+        const Array& a = slots[static_cast<size_t>(ref.index)];
+        if (a.valid()) return &a;
+        break;
+      }
+      case ValueRef::Kind::Constant: return &plan.constants[static_cast<size_t>(ref.index)];
+      case ValueRef::Kind::Outer:
+        if (const Array* a = outer ? outer(ref.value) : nullptr) return a;
+        break;
+    }
+    std::string cause = fmt::format("input '{}' has no value", ref.value->name());
+    if (node == nullptr) throw Error(ErrorKind::Input, {}, {}, cause);
+    throw nodeError(*node, opset, cause);
+  };
+
+  std::vector<char> wanted;
+  if (observer != nullptr && !observer->wanted().empty()) {
+    wanted.assign(static_cast<size_t>(plan.numSlots), 0);
+    for (const Value* v : observer->wanted()) {
+      if (auto it = plan.slotOf.find(v); it != plan.slotOf.end()) {
+        wanted[static_cast<size_t>(it->second)] = 1;
+      } else if (auto c = plan.constantOf.find(v); c != plan.constantOf.end()) {
+        observer->captured(*v, plan.constants[static_cast<size_t>(c->second)]);
+      }
+    }
+    for (int32_t slot : plan.inputSlots) {
+      if (wanted[static_cast<size_t>(slot)] && slots[static_cast<size_t>(slot)].valid()) {
+        for (const Value* v : plan.graph->inputs()) {
+          if (plan.slotOf.at(v) == slot) observer->captured(*v, slots[static_cast<size_t>(slot)]);
+        }
+      }
+    }
+  }
+
+  std::vector<const Array*> inputs;
+  std::vector<Array> outputs;
+  for (const Step& step : plan.steps) {
+    const Node& node = *step.node;
+    inputs.clear();
+    for (const ValueRef& ref : step.inputs) inputs.push_back(resolve(ref, &node, step.opset));
+    outputs.assign(step.outputs.size(), Array());
+    KernelContext ctx{node,          inputs,     outputs, step.opset, threads,
+                      pool.get(),    self,       lookup};
+    try {
+      (*step.kernel)(ctx);
+    } catch (const Error& e) {
+      if (!e.subject().empty()) throw;
+      throw nodeError(node, step.opset, e.cause(), e.kind());
+    } catch (const std::bad_alloc&) {
+      throw nodeError(node, step.opset, "out of memory");
+    } catch (const std::exception& e) {
+      throw nodeError(node, step.opset, e.what(), ErrorKind::Internal);
+    }
+    for (size_t i = 0; i < step.outputs.size(); ++i) {
+      int32_t slot = step.outputs[i];
+      if (slot < 0) continue;
+      if (!outputs[i].valid()) {
+        throw nodeError(node, step.opset, fmt::format("the kernel produced no output {}", i),
+                        ErrorKind::Internal);
+      }
+      Array& dst = slots[static_cast<size_t>(slot)];
+      dst = std::move(outputs[i]);
+      if (tracker && !tracker->excluded(dst)) tracker->add(dst);
+      if (!wanted.empty() && wanted[static_cast<size_t>(slot)]) {
+        observer->captured(*node.output(i), dst);
+      }
+    }
+    for (int32_t slot : step.freeAfter) {
+      Array& a = slots[static_cast<size_t>(slot)];
+      if (tracker && a.valid() && !tracker->excluded(a)) tracker->remove(a);
+      a = Array();
+    }
+  }
+
+  std::vector<Array> results;
+  results.reserve(plan.outputs.size());
+  for (const ValueRef& ref : plan.outputs) {
+    if (ref.kind == ValueRef::Kind::Absent) {
+      results.emplace_back();
+      continue;
+    }
+    const Array* a = resolve(ref, nullptr, 0);
+    results.push_back(*a);
+  }
+  // Whatever is still held (outputs, unused inputs) leaves the frame now.
+  for (Array& a : slots) {
+    if (tracker && a.valid() && !tracker->excluded(a)) tracker->remove(a);
+    a = Array();
+  }
+  return results;
+}
+
+Interpreter::Interpreter(const Graph& graph, RunOptions options)
+    : graph_(graph), options_(options), plan_(std::make_unique<Plan>()) {
+  int threads = options_.threads;
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  plan_->threads = threads;
+  if (threads > 1) plan_->pool = std::make_unique<ThreadPool>(threads);
+  plan_->prepare(graph, KernelRegistry::builtin());
+}
+
+Interpreter::~Interpreter() = default;
+
+namespace {
+
+void checkInputType(const Value& input, const Array& array, const std::string& file) {
+  const ValueType& type = input.type();
+  if (!type.isTensor()) return;
+  auto fail = [&](const std::string& cause) {
+    throw Error(ErrorKind::Input, file, fmt::format("input '{}'", input.name()), cause);
+  };
+  if (type.elemType != DataType::Undefined && type.elemType != array.dataType()) {
+    fail(fmt::format("expected element type {}, got {}", dataTypeName(type.elemType),
+                     dataTypeName(array.dataType())));
+  }
+  if (!type.shape) return;
+  const std::vector<Dim>& dims = *type.shape;
+  if (static_cast<int64_t>(dims.size()) != array.rank()) {
+    fail(fmt::format("expected rank {}, got shape [{}]", dims.size(), fmt::join(array.shape(), ",")));
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].value && *dims[i].value != array.shape()[i]) {
+      fail(fmt::format("dimension {} must be {}, got shape [{}]", i, *dims[i].value,
+                       fmt::join(array.shape(), ",")));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Array> Interpreter::run(const std::map<std::string, Array>& inputs,
+                                    CaptureObserver* observer) {
+  const GraphPlan& plan = *plan_->graphs.at(&graph_);
+  const std::string& file = graph_.model().sourcePath;
+  std::vector<Array> slots(static_cast<size_t>(plan.numSlots));
+  MemoryTracker tracker;
+  for (const Array& c : plan.constants) tracker.exclude(c);
+
+  size_t matched = 0;
+  const std::vector<Value*>& graphInputs = graph_.inputs();
+  for (size_t i = 0; i < graphInputs.size(); ++i) {
+    const Value* v = graphInputs[i];
+    Array& slot = slots[static_cast<size_t>(plan.inputSlots[i])];
+    if (auto it = inputs.find(v->name()); it != inputs.end()) {
+      checkInputType(*v, it->second, file);
+      slot = it->second;
+      tracker.exclude(slot);
+      ++matched;
+    } else if (plan.inputDefaults[i] >= 0) {
+      slot = plan.constants[static_cast<size_t>(plan.inputDefaults[i])];
+    } else {
+      throw Error(ErrorKind::Input, file, fmt::format("input '{}'", v->name()),
+                  "no value was given for this graph input");
+    }
+  }
+  if (matched != inputs.size()) {
+    for (const auto& [name, array] : inputs) {
+      bool known = std::any_of(graphInputs.begin(), graphInputs.end(),
+                               [&](const Value* v) { return v->name() == name; });
+      if (!known) {
+        throw Error(ErrorKind::Input, file, fmt::format("input '{}'", name),
+                    "the graph has no input of this name");
+      }
+    }
+  }
+
+  AllocationLimitScope limit(options_.maxTensorBytes);
+  plan_->tracker = &tracker;
+  struct ResetTracker {
+    Plan* plan;
+    ~ResetTracker() { plan->tracker = nullptr; }
+  } reset{plan_.get()};
+  std::vector<Array> results = plan_->execute(*this, plan, slots, {}, observer);
+  peakBytes_ = tracker.peak();
+  return results;
+}
+
+std::vector<Array> Interpreter::runSubgraph(
+    const Graph& graph, const std::vector<Array>& inputs,
+    const std::function<const Array*(const Value*)>& outerLookup) {
+  auto it = plan_->graphs.find(&graph);
+  if (it == plan_->graphs.end()) {
+    throw Error(ErrorKind::Internal, graph.model().sourcePath, fmt::format("graph '{}'", graph.name),
+                "this subgraph was not prepared by the interpreter");
+  }
+  const GraphPlan& plan = *it->second;
+  if (inputs.size() != plan.inputSlots.size()) {
+    const Node* parent = graph.parentNode();
+    throw Error(ErrorKind::Input, graph.model().sourcePath,
+                parent ? parent->describe() : fmt::format("graph '{}'", graph.name),
+                fmt::format("subgraph '{}' takes {} inputs, {} given", graph.name,
+                            plan.inputSlots.size(), inputs.size()));
+  }
+  std::vector<Array> slots(static_cast<size_t>(plan.numSlots));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Array& slot = slots[static_cast<size_t>(plan.inputSlots[i])];
+    slot = inputs[i];
+    // Balanced by the frame's release of the slot; the caller keeps its own reference counted.
+    if (plan_->tracker && slot.valid() && !plan_->tracker->excluded(slot)) plan_->tracker->add(slot);
+  }
+  return plan_->execute(*this, plan, slots, outerLookup, nullptr);
+}
+
+}  // namespace qopt::interp

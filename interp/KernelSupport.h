@@ -1,0 +1,180 @@
+// Helpers shared by kernels: element-type dispatch, float16/bfloat16 storage types, axis checks.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "qopt/interp/Array.h"
+#include "qopt/interp/Kernel.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Tensor.h"
+
+namespace qopt::interp {
+
+/// Storage types of the 16-bit floats: kernels compute in float and round to the stored type.
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
+
+template <class T>
+struct ComputeTypeOf {
+  using type = T;
+};
+template <>
+struct ComputeTypeOf<Half> {
+  using type = float;
+};
+template <>
+struct ComputeTypeOf<BFloat16> {
+  using type = float;
+};
+/// The type arithmetic on T is done in (float for the 16-bit floats, T otherwise).
+template <class T>
+using ComputeT = typename ComputeTypeOf<T>::type;
+
+template <class T>
+inline ComputeT<T> toCompute(T v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return halfBitsToFloat(v.bits);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return bfloat16BitsToFloat(v.bits);
+  } else {
+    return v;
+  }
+}
+
+template <class T>
+inline T fromCompute(ComputeT<T> v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return Half{floatToHalfBits(v)};
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return BFloat16{floatToBFloat16Bits(v)};
+  } else {
+    return v;
+  }
+}
+
+template <class T>
+inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
+                                 std::is_same_v<T, BFloat16>;
+
+template <class T>
+constexpr DataType dataTypeOf() {
+  if constexpr (std::is_same_v<T, float>) return DataType::Float;
+  else if constexpr (std::is_same_v<T, double>) return DataType::Double;
+  else if constexpr (std::is_same_v<T, Half>) return DataType::Float16;
+  else if constexpr (std::is_same_v<T, BFloat16>) return DataType::BFloat16;
+  else if constexpr (std::is_same_v<T, int8_t>) return DataType::Int8;
+  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::UInt8;
+  else if constexpr (std::is_same_v<T, int16_t>) return DataType::Int16;
+  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::UInt16;
+  else if constexpr (std::is_same_v<T, int32_t>) return DataType::Int32;
+  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::UInt32;
+  else if constexpr (std::is_same_v<T, int64_t>) return DataType::Int64;
+  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::UInt64;
+  else if constexpr (std::is_same_v<T, bool>) return DataType::Bool;
+  else static_assert(sizeof(T) == 0, "no ONNX type for T");
+}
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+[[noreturn]] inline void unsupportedType(DataType type, const char* what) {
+  throw Error(fmt::format("element type {} is not supported {}", dataTypeName(type), what));
+}
+
+/// Calls fn(TypeTag<T>{}) with T the storage type of `type`, for the floating point types.
+template <class Fn>
+decltype(auto) dispatchFloat(DataType type, Fn&& fn) {
+  switch (type) {
+    case DataType::Float: return fn(TypeTag<float>{});
+    case DataType::Double: return fn(TypeTag<double>{});
+    case DataType::Float16: return fn(TypeTag<Half>{});
+    case DataType::BFloat16: return fn(TypeTag<BFloat16>{});
+    default: unsupportedType(type, "here (floating point types only)");
+  }
+}
+
+/// Integer types (not bool).
+template <class Fn>
+decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
+  switch (type) {
+    case DataType::Int8: return fn(TypeTag<int8_t>{});
+    case DataType::UInt8: return fn(TypeTag<uint8_t>{});
+    case DataType::Int16: return fn(TypeTag<int16_t>{});
+    case DataType::UInt16: return fn(TypeTag<uint16_t>{});
+    case DataType::Int32: return fn(TypeTag<int32_t>{});
+    case DataType::UInt32: return fn(TypeTag<uint32_t>{});
+    case DataType::Int64: return fn(TypeTag<int64_t>{});
+    case DataType::UInt64: return fn(TypeTag<uint64_t>{});
+    default: unsupportedType(type, "here (integer types only)");
+  }
+}
+
+/// Floating point and integer types (not bool).
+template <class Fn>
+decltype(auto) dispatchNumeric(DataType type, Fn&& fn) {
+  switch (type) {
+    case DataType::Float: return fn(TypeTag<float>{});
+    case DataType::Double: return fn(TypeTag<double>{});
+    case DataType::Float16: return fn(TypeTag<Half>{});
+    case DataType::BFloat16: return fn(TypeTag<BFloat16>{});
+    case DataType::Int8: return fn(TypeTag<int8_t>{});
+    case DataType::UInt8: return fn(TypeTag<uint8_t>{});
+    case DataType::Int16: return fn(TypeTag<int16_t>{});
+    case DataType::UInt16: return fn(TypeTag<uint16_t>{});
+    case DataType::Int32: return fn(TypeTag<int32_t>{});
+    case DataType::UInt32: return fn(TypeTag<uint32_t>{});
+    case DataType::Int64: return fn(TypeTag<int64_t>{});
+    case DataType::UInt64: return fn(TypeTag<uint64_t>{});
+    default: unsupportedType(type, "here (numeric types only)");
+  }
+}
+
+/// Numeric types and bool.
+template <class Fn>
+decltype(auto) dispatchNumericOrBool(DataType type, Fn&& fn) {
+  if (type == DataType::Bool) return fn(TypeTag<bool>{});
+  return dispatchNumeric(type, std::forward<Fn>(fn));
+}
+
+/// Normalises `axis` into [0, rank) (or [0, rank] with `inclusiveEnd`), else throws.
+inline int64_t normalizeAxis(int64_t axis, int64_t rank, bool inclusiveEnd = false) {
+  int64_t limit = inclusiveEnd ? rank + 1 : rank;
+  int64_t a = axis < 0 ? axis + limit : axis;
+  if (a < 0 || a >= limit) {
+    throw Error(fmt::format("axis {} is out of range for rank {}", axis, rank));
+  }
+  return a;
+}
+
+inline int64_t product(const Shape& shape, size_t begin = 0, size_t end = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = begin; i < std::min(end, shape.size()); ++i) p *= shape[i];
+  return p;
+}
+
+inline std::string shapeString(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+
+/// Reads a scalar or 1-element tensor as double.
+inline double scalarValue(const Array& a, const char* what) {
+  if (a.numel() != 1) {
+    throw Error(fmt::format("{} must have one element, got shape {}", what, shapeString(a.shape())));
+  }
+  return a.getDouble(0);
+}
+
+/// Elements per thread-pool chunk for cheap elementwise loops.
+inline constexpr int64_t kElementwiseGrain = 1 << 15;
+
+}  // namespace qopt::interp

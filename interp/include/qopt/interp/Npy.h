@@ -1,0 +1,24 @@
+// NumPy .npy files (format versions 1 to 3) for interpreter inputs and outputs. Every numeric
+// element type numpy has (float16/32/64, int8..64, uint8..64, bool) is read and written;
+// bfloat16 and float8 have no numpy dtype and are refused with a clear error.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "qopt/interp/Array.h"
+
+namespace qopt::interp {
+
+/// Reads a .npy file; throws qopt::Error naming the file on any malformed content.
+Array readNpy(const std::filesystem::path& path);
+/// Parses .npy bytes; `displayName` names the source in errors.
+Array parseNpy(std::string_view bytes, const std::string& displayName);
+
+/// The .npy bytes of `array` (version 1.0, C order, little-endian).
+std::string serializeNpy(const Array& array);
+/// Writes `array` to `path` (replaced whole: written to a temporary file, then renamed).
+void writeNpy(const std::filesystem::path& path, const Array& array);
+
+}  // namespace qopt::interp
