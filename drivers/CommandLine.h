@@ -1,0 +1,51 @@
+// The qopt command line: flags (gflags, defined only here) and the two positional files.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qopt/pass/Diagnostics.h"
+#include "qopt/pass/Target.h"
+
+namespace qopt {
+
+struct DriverOptions {
+  bool help = false;
+  bool version = false;
+  bool listPasses = false;
+  bool printPipeline = false;
+
+  std::string pipelineText;  // -p
+  bool pipelineGiven = false;
+  std::string pipelineFile;  // --pipeline-file
+  std::vector<std::string> pluginFiles;  // --load-pass-plugin (repeatable)
+
+  Target target;
+  std::string calibData;
+  std::string evalData;
+  std::string inputShapes;
+  uint64_t seed = 0;
+
+  bool timePasses = false;
+  bool printAfterAll = false;
+  std::vector<std::string> printAfter;  // --print-after (repeatable, comma-separated)
+  bool verifyEach = false;
+  std::string reportFile;
+  std::string emit = "onnx";  // onnx | text
+  bool inPlace = false;
+  Verbosity verbosity = Verbosity::Normal;
+
+  std::vector<std::string> positional;  // INPUT OUTPUT
+};
+
+/// Parses argv. Throws qopt::Error (Usage) for an unknown flag (with a did-you-mean), a missing
+/// or bad value; never exits the process.
+DriverOptions parseCommandLine(int argc, char** argv);
+
+/// The --help text.
+void printHelp(std::ostream& out);
+
+}  // namespace qopt

@@ -1,0 +1,202 @@
+#include "Driver.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "PassListing.h"
+#include "Sha256.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/OnnxIO.h"
+#include "qopt/ir/Printer.h"
+#include "qopt/ir/TextFormat.h"
+#include "qopt/pass/Instrumentations.h"
+#include "qopt/pass/PassManager.h"
+#include "qopt/pass/PluginLoader.h"
+#include "qopt/pass/Suggest.h"
+#include "qopt/pass/Version.h"
+
+namespace qopt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error usage(const std::string& message) { return Error(message, ErrorKind::Usage); }
+
+// Built-in modules first, then QOPT_PLUGIN_PATH, then --load-pass-plugin, all through the same
+// loader: a duplicate pass name anywhere is an error naming both modules.
+PassRegistry loadPasses(const DriverOptions& options, PluginLoader& loader, Diagnostics& diag) {
+  PassRegistry registry;
+  fs::path builtin = builtinPassDirectory();
+  std::error_code ec;
+  if (!builtin.empty() && fs::is_directory(builtin, ec)) {
+    loader.loadDirectory(builtin, registry);
+  } else {
+    diag.note(fmt::format("no built-in pass folder at {}", builtin.string()));
+  }
+  if (const char* searchPath = std::getenv("QOPT_PLUGIN_PATH")) {
+    try {
+      loader.loadSearchPath(searchPath, registry);
+    } catch (const Error& e) {
+      throw Error(e.kind(), e.where(), e.subject(), e.cause() + " (from QOPT_PLUGIN_PATH)");
+    }
+  }
+  for (const std::string& file : options.pluginFiles) loader.loadFile(file, registry);
+  return registry;
+}
+
+Pipeline buildPipeline(const DriverOptions& options, const PassRegistry& registry) {
+  if (!options.pipelineFile.empty()) return parsePipelineFile(options.pipelineFile, registry);
+  return parsePipeline(options.pipelineText, registry, "<pipeline>");
+}
+
+void checkPrintAfter(const DriverOptions& options, const PassRegistry& registry) {
+  std::vector<std::string> names = registry.names();
+  for (const std::string& name : options.printAfter) {
+    if (!registry.find(name)) {
+      throw usage(fmt::format("--print-after: unknown pass '{}'{}", name, didYouMean(name, names)));
+    }
+  }
+}
+
+bool sameFile(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::exists(b, ec) && fs::equivalent(a, b, ec);
+}
+
+struct Files {
+  fs::path input;
+  std::string output;  // "-" for stdout
+};
+
+Files checkFiles(const DriverOptions& options) {
+  const auto& args = options.positional;
+  if (args.empty()) throw usage("missing INPUT and OUTPUT (see qopt --help)");
+  if (args.size() > 2) {
+    throw usage(fmt::format("too many arguments: expected INPUT OUTPUT, got {} ('{}' ...)",
+                            args.size(), args[2]));
+  }
+  if (args.size() == 1 && !options.inPlace) throw usage("missing OUTPUT (see qopt --help)");
+  Files files{args[0], args.size() == 2 ? args[1] : args[0]};
+  if (files.input == "-") throw usage("INPUT must be a file");
+  if (files.output != "-" && sameFile(files.input, files.output) && !options.inPlace) {
+    throw usage(fmt::format("OUTPUT '{}' is the INPUT file; pass --in-place to overwrite it",
+                            files.output));
+  }
+  if (options.inPlace && !sameFile(files.input, files.output)) {
+    throw usage("--in-place needs OUTPUT to be INPUT (or only INPUT given)");
+  }
+  return files;
+}
+
+void configureContext(const DriverOptions& options, PassContext& context, std::ostream& err) {
+  context.target = options.target;
+  context.seed = options.seed;
+  context.data.calibData = options.calibData;
+  context.data.evalData = options.evalData;
+  if (!options.inputShapes.empty()) context.data.inputShapes = parseInputShapes(options.inputShapes);
+  context.diagnostics().setSink(&err);
+  context.diagnostics().setVerbosity(options.verbosity);
+}
+
+// Writes the result; returns the SHA-256 of what was written (only when `hash`).
+std::string writeOutput(const DriverOptions& options, const Model& model, const Files& files,
+                        std::ostream& out, bool hash) {
+  if (files.output == "-") {
+    std::string bytes = options.emit == "text" ? printModel(model) : serializeModel(model);
+    out << bytes;
+    out.flush();
+    return hash ? sha256Hex(bytes) : std::string();
+  }
+  if (options.emit == "text") {
+    writeFileAtomically(files.output, printModel(model));
+  } else {
+    SaveOptions save;
+    save.allowOverwriteSource = options.inPlace;
+    saveModel(model, files.output, save);
+  }
+  return hash ? sha256FileHex(files.output) : std::string();
+}
+
+void writeReport(const DriverOptions& options, const ReportBuilder& builder, const Files& files,
+                 const std::string& inputHash, const std::string& outputHash) {
+  Json report = Json::object();
+  report.append("qopt-version", versionString());
+  const Json& collected = builder.report();
+  if (const Json* pipeline = collected.find("pipeline")) report.append("pipeline", *pipeline);
+  report.append("target", options.target.str());
+  report.append("seed", options.seed);
+  Json input = Json::object();
+  input.append("path", files.input.string());
+  input.append("sha256", inputHash);
+  report.append("input", std::move(input));
+  Json output = Json::object();
+  output.append("path", files.output);
+  output.append("format", options.emit);
+  output.append("sha256", outputHash);
+  report.append("output", std::move(output));
+  for (const auto& [key, value] : collected.asObject()) {
+    if (key != "pipeline") report.append(key, value);
+  }
+  writeFileAtomically(options.reportFile, report.dump(2) + "\n");
+}
+
+}  // namespace
+
+int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.help) {
+    printHelp(out);
+    return kExitOk;
+  }
+  if (options.version) {
+    out << "qopt " << versionString() << '\n';
+    return kExitOk;
+  }
+
+  Diagnostics loadDiagnostics(&err);
+  loadDiagnostics.setVerbosity(options.verbosity);
+  PluginLoader loader;
+  PassRegistry registry = loadPasses(options, loader, loadDiagnostics);
+
+  if (options.listPasses) {
+    printPassList(registry, out, options.verbosity == Verbosity::Verbose);
+    return kExitOk;
+  }
+  Pipeline pipeline = buildPipeline(options, registry);
+  checkPrintAfter(options, registry);
+  if (options.printPipeline) {
+    out << pipeline.str() << '\n';
+    return kExitOk;
+  }
+
+  Files files = checkFiles(options);
+  PassContext context;
+  configureContext(options, context, err);
+
+  std::unique_ptr<Model> model = loadModelAnyFormat(files.input);
+  bool reporting = !options.reportFile.empty();
+  std::string inputHash = reporting ? sha256FileHex(files.input) : std::string();
+
+  PassManager manager(std::move(pipeline));
+  PassTimer timer(err);
+  IrPrinter printer(err, options.printAfter);
+  EachPassVerifier verifier;
+  RemarkPrinter remarks(err);
+  ReportBuilder report;
+  if (options.verifyEach) manager.addInstrumentation(verifier);
+  if (options.printAfterAll || !options.printAfter.empty()) manager.addInstrumentation(printer);
+  if (options.verbosity == Verbosity::Verbose) manager.addInstrumentation(remarks);
+  if (options.timePasses) manager.addInstrumentation(timer);
+  if (reporting) manager.addInstrumentation(report);
+  manager.run(*model, context);
+
+  std::string outputHash = writeOutput(options, *model, files, out, reporting);
+  if (reporting) writeReport(options, report, files, inputHash, outputHash);
+  return kExitOk;
+}
+
+}  // namespace qopt

@@ -1,0 +1,163 @@
+// canonicalize: rewrites a few spellings into the one later passes expect, and nothing that
+// could change results:
+//  - Clip with min/max attributes (the opset < 11 form) in a model importing opset >= 11 gets
+//    them as scalar initializer inputs, the only form that opset defines.
+//  - Constant nodes of the main graph (value, value_float(s), value_int(s)) become initializers
+//    carrying the Constant's output name.
+#include <fmt/format.h>
+
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+class CanonicalizePass : public Pass {
+ public:
+  CanonicalizePass()
+      : Pass("canonicalize",
+             "Moves Clip bounds from attributes to inputs and lifts Constant nodes to initializers") {}
+
+  PassResult run(Model& model, PassContext&) override {
+    PassResult result;
+    result.statistics["clip-converted"] = 0;
+    result.statistics["constants-lifted"] = 0;
+    if (*clip_) convertClips(model, model.graph(), result);
+    if (*constants_) liftConstants(model, result);
+    result.changed = result.statistics.get("clip-converted") > 0 ||
+                     result.statistics.get("constants-lifted") > 0;
+    return result;
+  }
+
+ private:
+  static bool clipAcceptsType(DataType type) {
+    return type == DataType::Float || type == DataType::Float16 || type == DataType::Double ||
+           type == DataType::BFloat16;
+  }
+
+  void convertClips(Model& model, Graph& graph, PassResult& result) {
+    std::optional<int64_t> opset = model.opsetVersion("");
+    for (Node* node : graph.nodes()) {
+      for (Graph* body : node->subgraphs()) convertClips(model, *body, result);
+      if (!node->is("Clip")) continue;
+      const Attribute* min = node->findAttr("min");
+      const Attribute* max = node->findAttr("max");
+      if (!min && !max) continue;
+      if (!opset || *opset < 11) {
+        result.missed(node->describe(), "kept: opsets before 11 only have the attribute form");
+        continue;
+      }
+      if (node->numInputs() > 1) {
+        result.missed(node->describe(), "kept: it has both bound attributes and bound inputs");
+        continue;
+      }
+      const Value* data = node->input(0);
+      if (!data || !data->type().isTensor() || !clipAcceptsType(data->type().elemType)) {
+        result.missed(node->describe(), "kept: the input's floating point type is unknown");
+        continue;
+      }
+      if ((min && min->kind != AttrKind::Float) || (max && max->kind != AttrKind::Float)) {
+        result.missed(node->describe(), "kept: min/max attributes are not floats");
+        continue;
+      }
+      DataType type = data->type().elemType;
+      std::string base = node->name().empty() ? std::string("clip") : node->name();
+      auto bound = [&](const Attribute* attr, const char* suffix) -> Value* {
+        if (!attr) return nullptr;
+        double value = attr->f;
+        auto tensor = std::make_shared<Tensor>(Tensor::fromDoubles(type, {}, {&value, 1}));
+        tensor->setName(model.uniqueValueName(base + suffix));
+        return graph.addInitializer(std::move(tensor));
+      };
+      Value* minValue = bound(min, "_min");
+      Value* maxValue = bound(max, "_max");
+      node->setInput(1, minValue);
+      if (maxValue) node->setInput(2, maxValue);
+      node->removeAttr("min");
+      node->removeAttr("max");
+      result.statistics.add("clip-converted");
+    }
+  }
+
+  // The tensor a Constant node stands for, or an explanation of why it is left alone.
+  static std::optional<Tensor> constantTensor(const Node* node, std::string& why) {
+    if (node->attributes().size() != 1) {
+      why = "kept: it does not have exactly one value attribute";
+      return std::nullopt;
+    }
+    const Attribute& attr = node->attributes()[0];
+    if (!attr.refAttrName.empty()) {
+      why = "kept: its value refers to a function attribute";
+      return std::nullopt;
+    }
+    if (attr.name == "value" && attr.kind == AttrKind::Tensor && attr.t) {
+      Tensor copy = *attr.t;  // shares the bytes
+      copy.setName("");
+      return copy;
+    }
+    if (attr.name == "value_float" && attr.kind == AttrKind::Float) {
+      return Tensor::fromFloats({}, {&attr.f, 1});
+    }
+    if (attr.name == "value_floats" && attr.kind == AttrKind::Floats) {
+      return Tensor::fromFloats({static_cast<int64_t>(attr.floats.size())}, attr.floats);
+    }
+    if (attr.name == "value_int" && attr.kind == AttrKind::Int) {
+      return Tensor::fromInt64s(DataType::Int64, {}, {&attr.i, 1});
+    }
+    if (attr.name == "value_ints" && attr.kind == AttrKind::Ints) {
+      return Tensor::fromInt64s(DataType::Int64, {static_cast<int64_t>(attr.ints.size())},
+                                attr.ints);
+    }
+    why = fmt::format("kept: '{}' constants are left as nodes", attr.name);
+    return std::nullopt;
+  }
+
+  void liftConstants(Model& model, PassResult& result) {
+    Graph& graph = model.graph();
+    // Before IR version 4 every initializer must also be a graph input; lifting would change the
+    // model's interface.
+    bool irAllows = !model.irVersion || *model.irVersion >= 4;
+    graph.walk([&](Node* node) {
+      if (node->is("Constant") && node->graph() != &graph) {
+        result.missed(node->describe(), "kept: it is inside a subgraph body");
+      }
+    });
+    for (Node* node : graph.nodes()) {
+      if (!node->is("Constant") || node->numOutputs() != 1) continue;
+      Value* out = node->output(0);
+      if (!irAllows) {
+        result.missed(node->describe(), "kept: IR version < 4 would need a new graph input");
+        continue;
+      }
+      if (out->isGraphOutput()) {
+        result.missed(node->describe(), "kept: its output is a graph output");
+        continue;
+      }
+      std::string why;
+      std::optional<Tensor> tensor = constantTensor(node, why);
+      if (!tensor) {
+        result.missed(node->describe(), why);
+        continue;
+      }
+      std::string name = out->name();
+      Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(*tensor)));
+      out->replaceAllUsesWith(init);
+      graph.eraseNode(node);
+      init->setName(name);  // free again now that the Constant is gone
+      init->initializer()->setName(name);
+      result.statistics.add("constants-lifted");
+    }
+  }
+
+  Option<bool> clip_{*this, "clip", true, "Move Clip min/max attributes to inputs (opset >= 11)"};
+  Option<bool> constants_{*this, "constants", true, "Lift main-graph Constant nodes to initializers"};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "canonicalize", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::CanonicalizePass>(); }};
+}

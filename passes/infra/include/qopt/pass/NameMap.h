@@ -1,0 +1,46 @@
+// Which value became which: maps the tensor names of the input model to the names of the values
+// that now stand for them, so that verification and reports can match tensors across passes.
+//
+// The pass manager installs the map as a ModelObserver on the model while a pipeline runs, so
+// passes need not record anything: Value::replaceAllUsesWith moves every original name that
+// followed the replaced value to its replacement, Value::setName follows renames, and erasing a
+// node marks the originals that followed its outputs as removed. Only changes are stored: a name
+// never touched maps to itself (cheap on large models).
+//
+// Initializers and graph inputs removed without replacement (Graph::eraseInitializer) are not
+// announced; their name then maps to itself but no longer exists in the model. Callers look the
+// current name up in the model and treat a missing value as removed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "qopt/ir/Graph.h"
+
+namespace qopt {
+
+class NameMap : public ModelObserver {
+ public:
+  /// The name of the value that stands for `original` now, or nullopt when it was removed.
+  std::optional<std::string> currentName(std::string_view original) const;
+  /// Every name whose mapping is not the identity, sorted by name: (name, current or nullopt).
+  /// May include names created by passes along the way; filter by the input's names.
+  std::vector<std::pair<std::string, std::optional<std::string>>> changes() const;
+  void clear();
+
+  void valueReplaced(Value* from, Value* to) override;
+  void valueRenamed(Value* value, const std::string& oldName) override;
+  void nodeErased(Node* node) override;
+
+ private:
+  void move(const std::string& from, const std::optional<std::string>& to);
+
+  std::unordered_map<std::string, std::optional<std::string>> current_;  // original -> now
+  std::unordered_map<std::string, std::vector<std::string>> followers_;  // now -> originals
+};
+
+}  // namespace qopt
