@@ -8,6 +8,12 @@
 
 namespace qopt::interp {
 
+std::vector<int64_t> contiguousStrides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
 void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOffset,
                   int64_t count) {
   if (count <= 0) return;
@@ -24,43 +30,101 @@ void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOf
 
 namespace {
 
-// Copies with the innermost output axis strided in the input; T is an element-sized word.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
+// Copies rows [rowBegin, rowEnd) of the collapsed output; T is an element-sized word.
 template <class T>
-void transposeLoop(const T* in, T* out, const std::vector<int64_t>& outDims,
-                   const std::vector<int64_t>& inStrides, int64_t rowBegin, int64_t rowEnd) {
-  size_t rank = outDims.size();
-  int64_t inner = outDims[rank - 1];
-  int64_t innerStride = inStrides[rank - 1];
+void stridedRows(const T* in, int64_t base, T* out, const std::vector<int64_t>& dims,
+                 const std::vector<int64_t>& strides, int64_t rowBegin, int64_t rowEnd) {
+  size_t rank = dims.size();
+  int64_t inner = dims[rank - 1];
+  int64_t innerStride = strides[rank - 1];
   std::vector<int64_t> index(rank - 1, 0);
-  int64_t offset = 0;
+  int64_t offset = base;
   int64_t r = rowBegin;
   for (size_t d = rank - 1; d-- > 0;) {
-    index[d] = r % outDims[d];
-    r /= outDims[d];
-    offset += index[d] * inStrides[d];
+    index[d] = r % dims[d];
+    r /= dims[d];
+    offset += index[d] * strides[d];
   }
   for (int64_t row = rowBegin; row < rowEnd; ++row) {
     T* o = out + row * inner;
     const T* p = in + offset;
     if (innerStride == 1) {
       std::memcpy(o, p, static_cast<size_t>(inner) * sizeof(T));
+    } else if (innerStride == 0) {
+      std::fill(o, o + inner, *p);
     } else {
       for (int64_t i = 0; i < inner; ++i) o[i] = p[i * innerStride];
     }
     for (size_t d = rank - 1; d-- > 0;) {
-      offset += inStrides[d];
-      if (++index[d] < outDims[d]) break;
-      offset -= inStrides[d] * outDims[d];
+      offset += strides[d];
+      if (++index[d] < dims[d]) break;
+      offset -= strides[d] * dims[d];
       index[d] = 0;
     }
   }
 }
 
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
 }  // namespace
+
+void stridedCopy(const Array& in, int64_t base, const std::vector<int64_t>& strides, Array& out,
+                 ThreadPool* pool) {
+  const Shape& shape = out.shape();
+  if (strides.size() != shape.size()) {
+    throw Error(fmt::format("stridedCopy: {} strides for rank {}", strides.size(), shape.size()));
+  }
+  if (out.numel() == 0) return;
+  // Collapse: drop unit dims, merge neighbours whose strides chain.
+  std::vector<int64_t> dims, st;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!dims.empty() && st.back() == strides[d] * shape[d]) {
+      dims.back() *= shape[d];
+      st.back() = strides[d];
+    } else {
+      dims.push_back(shape[d]);
+      st.push_back(strides[d]);
+    }
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    st.push_back(1);
+  }
+  if (in.dataType() == DataType::String) {
+    std::vector<int64_t> index(dims.size(), 0);
+    auto& dst = out.strings();
+    const auto& src = in.strings();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      int64_t off = base;
+      for (size_t d = 0; d < dims.size(); ++d) off += index[d] * st[d];
+      dst[static_cast<size_t>(i)] = src[static_cast<size_t>(off)];
+      for (size_t d = dims.size(); d-- > 0;) {
+        if (++index[d] < dims[d]) break;
+        index[d] = 0;
+      }
+    }
+    return;
+  }
+  int64_t rows = out.numel() / dims.back();
+  int64_t grain = std::max<int64_t>(1, (1 << 14) / dims.back());
+  auto run = [&]<class T>(T*) {
+    const T* src = reinterpret_cast<const T*>(in.bytes());
+    T* dst = reinterpret_cast<T*>(out.bytes());
+    parallelFor(pool, rows, grain,
+                [&](int64_t r0, int64_t r1) { stridedRows(src, base, dst, dims, st, r0, r1); });
+  };
+  switch (in.elementSize()) {
+    case 1: run(static_cast<uint8_t*>(nullptr)); break;
+    case 2: run(static_cast<uint16_t*>(nullptr)); break;
+    case 4: run(static_cast<uint32_t*>(nullptr)); break;
+    case 8: run(static_cast<uint64_t*>(nullptr)); break;
+    case 16: run(static_cast<Bytes16*>(nullptr)); break;
+    default: throw Error(fmt::format("cannot copy elements of {} bytes", in.elementSize()));
+  }
+}
 
 Array transposeArray(const Array& a, const std::vector<int64_t>& perm, ThreadPool* pool) {
   int64_t rank = a.rank();
@@ -75,69 +139,18 @@ Array transposeArray(const Array& a, const std::vector<int64_t>& perm, ThreadPoo
     }
     seen[static_cast<size_t>(p)] = 1;
   }
+  std::vector<int64_t> inStrides = contiguousStrides(a.shape());
   Shape outShape(static_cast<size_t>(rank));
-  for (int64_t i = 0; i < rank; ++i) outShape[i] = a.shape()[static_cast<size_t>(perm[i])];
+  std::vector<int64_t> strides(static_cast<size_t>(rank));
   bool identity = true;
-  for (int64_t i = 0; i < rank; ++i) identity = identity && perm[i] == i;
-  if (identity) return a.reshaped(outShape);
-
-  // Collapse: drop unit axes; merge output-adjacent axes that are adjacent in the input too.
-  std::vector<int64_t> inStrideOf(static_cast<size_t>(rank), 1);
-  for (int64_t d = rank - 2; d >= 0; --d) inStrideOf[d] = inStrideOf[d + 1] * a.shape()[d + 1];
-  std::vector<int64_t> dims, strides, axes;
   for (int64_t i = 0; i < rank; ++i) {
-    int64_t axis = perm[i];
-    int64_t size = a.shape()[static_cast<size_t>(axis)];
-    if (size == 1) continue;
-    if (!axes.empty() && axes.back() + 1 == axis) {
-      dims.back() *= size;
-      strides.back() = inStrideOf[axis];
-    } else {
-      dims.push_back(size);
-      strides.push_back(inStrideOf[axis]);
-    }
-    axes.push_back(axis);
+    outShape[i] = a.shape()[static_cast<size_t>(perm[i])];
+    strides[i] = inStrides[static_cast<size_t>(perm[i])];
+    identity = identity && perm[i] == i;
   }
+  if (identity) return a.reshaped(outShape);
   Array out(a.dataType(), outShape);
-  if (out.numel() == 0) return out;
-  if (dims.size() <= 1) {
-    copyElements(a, 0, out, 0, a.numel());
-    return out;
-  }
-  int64_t rows = out.numel() / dims.back();
-  int64_t grain = std::max<int64_t>(1, (1 << 14) / dims.back());
-  auto run = [&]<class T>(T*) {
-    const T* in = reinterpret_cast<const T*>(a.bytes());
-    T* o = reinterpret_cast<T*>(out.bytes());
-    parallelFor(pool, rows, grain, [&](int64_t r0, int64_t r1) {
-      transposeLoop(in, o, dims, strides, r0, r1);
-    });
-  };
-  if (a.dataType() == DataType::String) {
-    // Strings: index arithmetic through a permutation of element indices.
-    std::vector<int64_t> index(dims.size(), 0);
-    auto& dst = out.strings();
-    const auto& src = a.strings();
-    for (int64_t i = 0; i < out.numel(); ++i) {
-      int64_t off = 0;
-      for (size_t d = 0; d < dims.size(); ++d) off += index[d] * strides[d];
-      dst[static_cast<size_t>(i)] = src[static_cast<size_t>(off)];
-      for (size_t d = dims.size(); d-- > 0;) {
-        if (++index[d] < dims[d]) break;
-        index[d] = 0;
-      }
-    }
-    return out;
-  }
-  switch (a.elementSize()) {
-    case 1: run(static_cast<uint8_t*>(nullptr)); break;
-    case 2: run(static_cast<uint16_t*>(nullptr)); break;
-    case 4: run(static_cast<uint32_t*>(nullptr)); break;
-    case 8: run(static_cast<uint64_t*>(nullptr)); break;
-    case 16: run(static_cast<Bytes16*>(nullptr)); break;
-    default:
-      throw Error(fmt::format("cannot transpose elements of {} bytes", a.elementSize()));
-  }
+  stridedCopy(a, 0, strides, out, pool);
   return out;
 }
 

@@ -1,5 +1,6 @@
-// Data movement shared by several kernels (Transpose, reductions over arbitrary axes, Einsum,
-// .npy files in Fortran order).
+// Data movement shared by several kernels (Transpose, Slice, Expand, reductions over arbitrary
+// axes, Einsum, .npy files in Fortran order). Element-type agnostic: copies words of the
+// element's size (strings by value).
 #pragma once
 
 #include <cstdint>
@@ -10,10 +11,18 @@
 
 namespace qopt::interp {
 
-/// out = a with its axes permuted: out.shape[i] = a.shape[perm[i]]. Any element type.
+/// Row-major element strides of `shape`.
+std::vector<int64_t> contiguousStrides(const Shape& shape);
+
+/// out[index] = in[base + sum_d index[d] * strides[d]] for every index of out's shape. Strides
+/// are in elements and may be 0 (broadcast) or negative (reversed); out must be allocated.
+void stridedCopy(const Array& in, int64_t base, const std::vector<int64_t>& strides, Array& out,
+                 ThreadPool* pool = nullptr);
+
+/// out = a with its axes permuted: out.shape[i] = a.shape[perm[i]].
 Array transposeArray(const Array& a, const std::vector<int64_t>& perm, ThreadPool* pool = nullptr);
 
-/// Copies `count` elements of `elementSize` bytes (strings by value) between arrays.
+/// Copies `count` elements between arrays of the same type.
 void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOffset, int64_t count);
 
 }  // namespace qopt::interp

@@ -41,6 +41,7 @@ void Value::setName(std::string name) {
   graph_->unregisterNameOf(old, this);
   name_ = std::move(name);
   graph_->registerName(this);
+  if (initializer_) initializer_->setName(name_);
   for (ModelObserver* o : model.observers_) o->valueRenamed(this, old);
 }
 
@@ -207,11 +208,20 @@ Attribute* Node::findAttr(std::string_view name) {
   return nullptr;
 }
 
+// Subgraph nodes may use values of enclosing graphs, which outlive a subgraph dropped on its own
+// (an attribute replaced or removed): take those uses back before the subgraph goes away.
+static void dropSubgraphUses(const Attribute& attr) {
+  auto drop = [](Graph* g) { g->walk([](Node* inner) { inner->removeAllInputs(); }); };
+  if (attr.g) drop(attr.g.get());
+  for (const auto& g : attr.graphs) drop(g.get());
+}
+
 void Node::setAttr(Attribute attr) {
   if (attr.g) attr.g->parent_ = this;
   for (auto& g : attr.graphs) g->parent_ = this;
   for (Attribute& a : attributes_) {
     if (a.name == attr.name) {
+      dropSubgraphUses(a);
       a = std::move(attr);
       return;
     }
@@ -222,6 +232,7 @@ void Node::setAttr(Attribute attr) {
 bool Node::removeAttr(std::string_view name) {
   for (auto it = attributes_.begin(); it != attributes_.end(); ++it) {
     if (it->name == name) {
+      dropSubgraphUses(*it);
       attributes_.erase(it);
       return true;
     }

@@ -223,6 +223,14 @@ uint32_t encodeMiniFloat(DataType type, double value) {
     return 0;  // float4 has no NaN
   }
   bool negative = std::signbit(value);
+  if (std::isinf(value)) {
+    // ONNX's saturating Cast: infinities become the largest finite value, or NaN for the FNUZ
+    // types (the exhaustive search below cannot rank codes by an infinite error).
+    if (f.fnuz) return signBit;
+    uint32_t largest = signBit - 1;
+    while (largest > 0 && !std::isfinite(decodeMiniFloat(type, largest))) --largest;
+    return negative ? (largest | signBit) : largest;
+  }
   double magnitude = std::fabs(value);
   uint32_t best = 0;
   double bestErr = std::numeric_limits<double>::infinity();
@@ -284,6 +292,18 @@ double decodeElement(DataType type, const std::byte* data, uint64_t i, const std
       throw Error(ErrorKind::Input, {}, fmt::format("tensor '{}'", name),
                   fmt::format("values of type {} cannot be read as numbers", dataTypeName(type)));
   }
+}
+
+// A double to float conversion that rounds to odd: narrowing that float again (to float16 or
+// bfloat16, both at least two bits narrower) with round-to-nearest-even then gives the correctly
+// rounded result, where a plain cast would round twice (1 + 2^-11 + 2^-40 must become the half
+// above 1, not 1).
+float toFloatRoundToOdd(double v) {
+  auto f = static_cast<float>(v);
+  if (std::isnan(v) || static_cast<double>(f) == v) return f;
+  auto bits = std::bit_cast<uint32_t>(f);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(v)) --bits;  // truncate toward zero
+  return std::bit_cast<float>(bits | 1u);
 }
 
 template <class T>
@@ -453,9 +473,9 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims, std::span<c
     switch (type) {
       case DataType::Float: storeAs(out + i * 4, static_cast<float>(v)); break;
       case DataType::Double: storeAs(out + i * 8, v); break;
-      case DataType::Float16: storeAs(out + i * 2, floatToHalfBits(static_cast<float>(v))); break;
+      case DataType::Float16: storeAs(out + i * 2, floatToHalfBits(toFloatRoundToOdd(v))); break;
       case DataType::BFloat16:
-        storeAs(out + i * 2, floatToBFloat16Bits(static_cast<float>(v)));
+        storeAs(out + i * 2, floatToBFloat16Bits(toFloatRoundToOdd(v)));
         break;
       case DataType::Int8: storeAs(out + i, saturate<int8_t>(v)); break;
       case DataType::UInt8: storeAs(out + i, saturate<uint8_t>(v)); break;
@@ -477,9 +497,12 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims, std::span<c
       case DataType::Float4E2M1: {
         uint32_t nibble;
         if (type == DataType::Int4) {
-          nibble = static_cast<uint32_t>(std::clamp(std::nearbyint(v), -8.0, 7.0)) & 0xFu;
+          // Through int32: converting a negative double straight to unsigned is undefined.
+          double clamped = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), -8.0, 7.0);
+          nibble = static_cast<uint32_t>(static_cast<int32_t>(clamped)) & 0xFu;
         } else if (type == DataType::UInt4) {
-          nibble = static_cast<uint32_t>(std::clamp(std::nearbyint(v), 0.0, 15.0));
+          double clamped = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 15.0);
+          nibble = static_cast<uint32_t>(clamped);
         } else {
           nibble = encodeMiniFloat(type, v);
         }

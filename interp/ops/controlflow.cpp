@@ -1,0 +1,167 @@
+// Control flow: If, Loop and Scan. Bodies run through Interpreter::runSubgraph with the node's
+// outer-scope lookup, so values of enclosing graphs are visible inside them.
+#include <algorithm>
+
+#include "ArrayOps.h"
+#include "KernelSupport.h"
+#include "qopt/interp/Interpreter.h"
+
+namespace qopt::interp {
+
+namespace {
+
+const Graph& graphAttr(KernelContext& ctx, const char* name) {
+  const Attribute* a = ctx.node.findAttr(name);
+  if (a == nullptr || a->kind != AttrKind::Graph || !a->g) {
+    ctx.fail(fmt::format("the graph attribute '{}' is missing", name));
+  }
+  return *a->g;
+}
+
+bool conditionValue(KernelContext& ctx, const Array& a) {
+  if (a.numel() != 1) ctx.fail(fmt::format("the condition must have one element, got shape {}", shapeString(a.shape())));
+  return a.getDouble(0) != 0;
+}
+
+/// Element `index` along `axis`, with that axis removed.
+Array takeSlice(const Array& a, int64_t axis, int64_t index) {
+  Shape shape = a.shape();
+  int64_t n = shape[axis];
+  shape.erase(shape.begin() + axis);
+  Array out(a.dataType(), shape);
+  int64_t outer = product(a.shape(), 0, static_cast<size_t>(axis));
+  int64_t inner = product(a.shape(), static_cast<size_t>(axis) + 1);
+  for (int64_t o = 0; o < outer; ++o) copyElements(a, (o * n + index) * inner, out, o * inner, inner);
+  return out;
+}
+
+/// Stacks equally shaped `parts` along a new `axis` (in reverse order when `reverse`).
+Array stack(KernelContext& ctx, const std::vector<Array>& parts, int64_t axis, bool reverse,
+            DataType emptyType, const Shape& emptyShape) {
+  int64_t count = static_cast<int64_t>(parts.size());
+  Shape partShape = parts.empty() ? emptyShape : parts[0].shape();
+  DataType type = parts.empty() ? emptyType : parts[0].dataType();
+  int64_t rank = static_cast<int64_t>(partShape.size()) + 1;
+  axis = normalizeAxis(axis, rank);
+  Shape shape = partShape;
+  shape.insert(shape.begin() + axis, count);
+  Array out(type, shape);
+  int64_t outer = product(partShape, 0, static_cast<size_t>(axis));
+  int64_t inner = product(partShape, static_cast<size_t>(axis));
+  for (int64_t t = 0; t < count; ++t) {
+    const Array& part = parts[static_cast<size_t>(reverse ? count - 1 - t : t)];
+    if (part.shape() != partShape || part.dataType() != type) {
+      ctx.fail(fmt::format("scan output changes shape across iterations: {} then {}",
+                           shapeString(partShape), shapeString(part.shape())));
+    }
+    for (int64_t o = 0; o < outer; ++o) copyElements(part, o * inner, out, (o * count + t) * inner, inner);
+  }
+  return out;
+}
+
+/// Type and shape for a scan output that got no iterations: from the body's declared type.
+std::pair<DataType, Shape> declaredType(const Value* v) {
+  DataType type = v->type().elemType == DataType::Undefined ? DataType::Float : v->type().elemType;
+  Shape shape;
+  if (auto dims = v->type().staticShape()) shape = Shape(dims->begin(), dims->end());
+  return {type, shape};
+}
+
+void ifOp(KernelContext& ctx) {
+  bool cond = conditionValue(ctx, ctx.in(0));
+  const Graph& branch = graphAttr(ctx, cond ? "then_branch" : "else_branch");
+  std::vector<Array> results = ctx.interpreter.runSubgraph(branch, {}, ctx.outerLookup);
+  if (results.size() != ctx.outputs.size()) {
+    ctx.fail(fmt::format("the branch has {} outputs, the node {}", results.size(), ctx.outputs.size()));
+  }
+  for (size_t i = 0; i < results.size(); ++i) ctx.outputs[i] = std::move(results[i]);
+}
+
+void loop(KernelContext& ctx) {
+  const Graph& body = graphAttr(ctx, "body");
+  const Array* maxTrip = ctx.optIn(0);
+  const Array* condIn = ctx.optIn(1);
+  int64_t tripLimit = maxTrip ? static_cast<int64_t>(scalarValue(*maxTrip, "M")) : INT64_MAX;
+  bool cond = condIn ? conditionValue(ctx, *condIn) : true;
+  size_t carried = ctx.numInputs() >= 2 ? ctx.numInputs() - 2 : 0;
+  if (body.outputs().size() < carried + 1) ctx.fail("the body has too few outputs");
+  size_t scans = body.outputs().size() - 1 - carried;
+  if (ctx.outputs.size() != carried + scans) {
+    ctx.fail(fmt::format("the node has {} outputs, the body gives {} carried and {} scan values",
+                         ctx.outputs.size(), carried, scans));
+  }
+  std::vector<Array> state;
+  for (size_t i = 0; i < carried; ++i) state.push_back(ctx.in(2 + i));
+  std::vector<std::vector<Array>> scanParts(scans);
+  std::vector<Array> inputs(2 + carried);
+  for (int64_t iter = 0; iter < tripLimit && cond; ++iter) {
+    inputs[0] = Array::scalar(DataType::Int64, iter);
+    inputs[1] = Array::scalar(DataType::Bool, cond);
+    for (size_t i = 0; i < carried; ++i) inputs[2 + i] = std::move(state[i]);
+    std::vector<Array> outs = ctx.interpreter.runSubgraph(body, inputs, ctx.outerLookup);
+    cond = conditionValue(ctx, outs[0]);
+    for (size_t i = 0; i < carried; ++i) state[i] = std::move(outs[1 + i]);
+    for (size_t k = 0; k < scans; ++k) scanParts[k].push_back(std::move(outs[1 + carried + k]));
+  }
+  for (size_t i = 0; i < carried; ++i) ctx.outputs[i] = std::move(state[i]);
+  for (size_t k = 0; k < scans; ++k) {
+    auto [type, shape] = declaredType(body.outputs()[1 + carried + k]);
+    ctx.outputs[carried + k] = stack(ctx, scanParts[k], 0, false, type, shape);
+  }
+}
+
+void scan(KernelContext& ctx) {
+  const Graph& body = graphAttr(ctx, "body");
+  int64_t numScanInputs = ctx.node.attrInt("num_scan_inputs", -1);
+  if (numScanInputs < 1 || static_cast<size_t>(numScanInputs) > ctx.numInputs()) {
+    ctx.fail("num_scan_inputs is missing or out of range");
+  }
+  size_t m = static_cast<size_t>(numScanInputs);
+  size_t n = ctx.numInputs() - m;
+  size_t scans = ctx.outputs.size() >= n ? ctx.outputs.size() - n : 0;
+  std::vector<int64_t> inAxes = ctx.node.attrInts("scan_input_axes", std::vector<int64_t>(m, 0));
+  std::vector<int64_t> inDirs = ctx.node.attrInts("scan_input_directions", std::vector<int64_t>(m, 0));
+  std::vector<int64_t> outAxes = ctx.node.attrInts("scan_output_axes", std::vector<int64_t>(scans, 0));
+  std::vector<int64_t> outDirs = ctx.node.attrInts("scan_output_directions", std::vector<int64_t>(scans, 0));
+  if (inAxes.size() != m || inDirs.size() != m || outAxes.size() != scans || outDirs.size() != scans) {
+    ctx.fail("scan axes/directions attributes do not match the inputs and outputs");
+  }
+  int64_t length = -1;
+  for (size_t j = 0; j < m; ++j) {
+    const Array& x = ctx.in(n + j);
+    inAxes[j] = normalizeAxis(inAxes[j], x.rank());
+    int64_t len = x.shape()[inAxes[j]];
+    if (length >= 0 && len != length) ctx.fail("scan inputs have different lengths");
+    length = len;
+  }
+  std::vector<Array> state;
+  for (size_t i = 0; i < n; ++i) state.push_back(ctx.in(i));
+  std::vector<std::vector<Array>> parts(scans);
+  std::vector<Array> inputs(n + m);
+  for (int64_t t = 0; t < length; ++t) {
+    for (size_t i = 0; i < n; ++i) inputs[i] = std::move(state[i]);
+    for (size_t j = 0; j < m; ++j) {
+      int64_t index = inDirs[j] != 0 ? length - 1 - t : t;
+      inputs[n + j] = takeSlice(ctx.in(n + j), inAxes[j], index);
+    }
+    std::vector<Array> outs = ctx.interpreter.runSubgraph(body, inputs, ctx.outerLookup);
+    if (outs.size() != n + scans) ctx.fail("the body's outputs do not match the node's");
+    for (size_t i = 0; i < n; ++i) state[i] = std::move(outs[i]);
+    for (size_t k = 0; k < scans; ++k) parts[k].push_back(std::move(outs[n + k]));
+  }
+  for (size_t i = 0; i < n; ++i) ctx.outputs[i] = std::move(state[i]);
+  for (size_t k = 0; k < scans; ++k) {
+    auto [type, shape] = declaredType(body.outputs()[n + k]);
+    ctx.outputs[n + k] = stack(ctx, parts[k], outAxes[k], outDirs[k] != 0, type, shape);
+  }
+}
+
+}  // namespace
+
+void registerControlFlowKernels(KernelRegistry& r) {
+  r.add("", "If", 1, ifOp);
+  r.add("", "Loop", 1, loop);
+  r.add("", "Scan", 9, scan);
+}
+
+}  // namespace qopt::interp

@@ -1,0 +1,237 @@
+// The structural verifier: each kind of broken IR, built through the IR API, yields its issue.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/ir/Verifier.h"
+
+namespace qopt {
+namespace {
+
+ValueType floatType() { return ValueType::tensor(DataType::Float, {2}); }
+
+std::string allIssues(const std::vector<VerifyIssue>& issues) {
+  std::string out;
+  for (const VerifyIssue& i : issues) out += i.subject + ": " + i.message + "\n";
+  return out;
+}
+
+// Expects exactly one issue, about `subject`, whose message contains `fragment`.
+void expectOneIssue(const Model& m, const std::string& subject, const std::string& fragment) {
+  std::vector<VerifyIssue> issues = verifyModel(m);
+  ASSERT_EQ(issues.size(), 1u) << allIssues(issues);
+  EXPECT_EQ(issues[0].subject, subject) << allIssues(issues);
+  EXPECT_NE(issues[0].message.find(fragment), std::string::npos) << allIssues(issues);
+}
+
+// x -> Relu(relu) -> Neg(neg) -> output, opset 17.
+struct Chain {
+  Model m;
+  Value* x;
+  Node* relu;
+  Node* neg;
+  Chain() {
+    m.setOpsetVersion("", 17);
+    Graph& g = m.graph();
+    x = g.addInput("x", floatType());
+    relu = g.createNode("Relu", {x}, 1);
+    relu->setName("relu");
+    relu->output(0)->setName("r");
+    neg = g.createNode("Neg", {relu->output(0)}, 1);
+    neg->setName("neg");
+    neg->output(0)->setName("y");
+    g.addOutput(neg->output(0));
+  }
+};
+
+// Adds an If node reading `cond` whose then-branch computes Neg(`outer`).
+Node* addIf(Graph& g, Value* cond, Value* outer, const std::string& tag) {
+  Node* ifNode = g.createNode("If", {cond}, 1);
+  ifNode->setName("if_" + tag);
+  ifNode->output(0)->setName("if_out_" + tag);
+  Attribute then;
+  then.name = "then_branch";
+  then.kind = AttrKind::Graph;
+  then.g = std::make_unique<Graph>(&g.model(), ifNode);
+  then.g->name = "then_" + tag;
+  Node* inner = then.g->createNode("Neg", {outer}, 1);
+  inner->setName("inner_" + tag);
+  inner->output(0)->setName("inner_out_" + tag);
+  then.g->addOutput(inner->output(0));
+  ifNode->setAttr(std::move(then));
+  return ifNode;
+}
+
+TEST(Verifier, AcceptsAWellFormedModelWithSubgraphs) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  auto t = std::make_shared<Tensor>(Tensor::fromFloats({2}, std::vector<float>{1.0f, 2.0f}));
+  t->setName("w");
+  Value* w = g.addInitializer(t);
+  g.addInitializerAsInput(w);
+  Node* ifNode = addIf(g, cond, c.relu->output(0), "a");
+  g.createNode("Add", {ifNode->output(0), w}, 1);
+  EXPECT_EQ(allIssues(verifyModel(c.m)), "");
+  EXPECT_NO_THROW(verifyModelOrThrow(c.m, "after pass 'test'"));
+}
+
+TEST(Verifier, NodesOutOfTopologicalOrder) {
+  Chain c;
+  c.neg->moveBefore(c.relu);
+  expectOneIssue(c.m, "node 'neg' (Neg)", "before it is defined");
+}
+
+TEST(Verifier, Cycle) {
+  Chain c;
+  // relu reads neg's output, neg reads relu's.
+  c.relu->setInput(0, c.neg->output(0));
+  expectOneIssue(c.m, "node 'relu' (Relu)", "cycle");
+}
+
+TEST(Verifier, UseOfAValueFromAnotherModel) {
+  Chain c;
+  Model other;
+  Value* foreign = other.graph().addInput("foreign", floatType());
+  c.neg->addInput(foreign);
+  expectOneIssue(c.m, "node 'neg' (Neg)", "not defined in this model");
+  c.neg->removeInput(1);
+}
+
+TEST(Verifier, UseOfAnOmittedOutput) {
+  Chain c;
+  Node* split = c.m.graph().createNode("Split", {c.x}, 0);
+  split->addOutput("s0");
+  Value* absent = split->addOutput({}, /*absent=*/true);
+  c.m.graph().createNode("Relu", {absent}, 1)->setName("reader");
+  expectOneIssue(c.m, "node 'reader' (Relu)", "omitted");
+}
+
+TEST(Verifier, DuplicateNameInOneGraph) {
+  Chain c;
+  Node* abs = c.m.graph().createNode("Abs", {c.x}, 0);
+  abs->addOutput("r");  // same name as relu's output
+  expectOneIssue(c.m, "value 'r'", "two values");
+}
+
+TEST(Verifier, SubgraphShadowingAnOuterName) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Node* ifNode = addIf(g, cond, c.relu->output(0), "a");
+  Graph* sub = ifNode->subgraphs()[0];
+  sub->firstNode()->addOutput("x");  // shadows the main graph's input
+  expectOneIssue(c.m, "value 'x'", "no shadowing");
+}
+
+TEST(Verifier, OuterValueDefinedAfterTheNodeOwningTheSubgraph) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  // The If reads neg's output from inside its branch, but sits before neg.
+  Node* ifNode = addIf(g, cond, c.neg->output(0), "a");
+  ifNode->moveBefore(c.neg);
+  expectOneIssue(c.m, "node 'inner_a' (Neg)", "enclosing graph");
+}
+
+TEST(Verifier, UseOfASiblingSubgraphsValue) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Node* first = addIf(g, cond, c.x, "a");
+  Value* innerOfFirst = first->subgraphs()[0]->firstNode()->output(0);
+  addIf(g, cond, innerOfFirst, "b");
+  expectOneIssue(c.m, "node 'inner_b' (Neg)", "not visible here");
+}
+
+TEST(Verifier, UseOfASubgraphValueInTheOuterGraph) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Node* ifNode = addIf(g, cond, c.x, "a");
+  Value* inner = ifNode->subgraphs()[0]->firstNode()->output(0);
+  g.createNode("Relu", {inner}, 1)->setName("outside");
+  expectOneIssue(c.m, "node 'outside' (Relu)", "not visible here");
+}
+
+TEST(Verifier, GraphOutputNotDefined) {
+  Chain c;
+  Model other;
+  Value* foreign = other.graph().addInput("foreign", floatType());
+  c.m.graph().addOutput(foreign);
+  std::vector<VerifyIssue> issues = verifyModel(c.m);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues[0].subject, "main graph");
+  EXPECT_NE(issues[0].message.find("('foreign') is not defined"), std::string::npos)
+      << allIssues(issues);
+  c.m.graph().removeOutput(1);
+}
+
+TEST(Verifier, SubgraphOutputMayBeAnOuterValue) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Node* ifNode = addIf(g, cond, c.x, "a");
+  ifNode->subgraphs()[0]->addOutput(c.x);
+  EXPECT_EQ(allIssues(verifyModel(c.m)), "");
+}
+
+TEST(Verifier, MissingOpsetImport) {
+  Chain c;
+  c.m.graph().createNode("Foo", {c.x}, 1, nullptr, "com.example")->setName("foo");
+  c.m.graph().createNode("Bar", {c.x}, 1, nullptr, "com.example")->setName("bar");
+  // Reported once per domain, at its first node.
+  expectOneIssue(c.m, "node 'foo' (com.example::Foo)", "'com.example'");
+  c.m.setOpsetVersion("com.example", 1);
+  EXPECT_EQ(allIssues(verifyModel(c.m)), "");
+}
+
+TEST(Verifier, MissingDefaultOpsetImport) {
+  Chain c;
+  c.m.opsetImports.clear();
+  expectOneIssue(c.m, "node 'relu' (Relu)", "default domain");
+}
+
+TEST(Verifier, DomainImportedTwice) {
+  Chain c;
+  c.m.opsetImports.push_back({"ai.onnx", 17});
+  expectOneIssue(c.m, "model", "imported twice");
+}
+
+TEST(Verifier, UseByANodeThatLeftTheModel) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Node* ifNode = addIf(g, cond, c.x, "a");
+  // Taking the branch out of the attribute list behind the IR's back leaves x with a use by a
+  // node that is no longer part of the model.
+  Attribute detached = std::move(ifNode->mutableAttributes()[0]);
+  ifNode->mutableAttributes().clear();
+  expectOneIssue(c.m, "value 'x'", "not in the model");
+  ifNode->setAttr(std::move(detached));
+  EXPECT_EQ(allIssues(verifyModel(c.m)), "");
+}
+
+TEST(Verifier, VerifyOrThrowNamesTheFirstIssueAndTheContext) {
+  Chain c;
+  c.m.sourcePath = "model.onnx";
+  c.neg->moveBefore(c.relu);
+  c.m.opsetImports.clear();
+  try {
+    verifyModelOrThrow(c.m, "after pass 'dce'");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+    EXPECT_EQ(e.where(), "model.onnx");
+    std::string message = e.what();
+    EXPECT_NE(message.find("after pass 'dce'"), std::string::npos) << message;
+    EXPECT_NE(message.find("default domain"), std::string::npos) << message;
+    EXPECT_NE(message.find("1 more issue"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace qopt
