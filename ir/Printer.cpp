@@ -21,11 +21,21 @@ std::string quotedText(std::string_view text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c >= 0x7F) {
           out += fmt::format("\\x{:02x}", c);
@@ -62,8 +72,12 @@ std::string floatText(std::string text) {
   return text;
 }
 
-std::string formatFloat(float value) { return floatText(fmt::format("{}", value)); }
-std::string formatDouble(double value) { return floatText(fmt::format("{}", value)); }
+std::string formatFloat(float value) {
+  return floatText(fmt::format("{}", value));
+}
+std::string formatDouble(double value) {
+  return floatText(fmt::format("{}", value));
+}
 
 template <class T, class Fn>
 std::string joined(const std::vector<T>& items, Fn&& fn, std::string_view separator = ", ") {
@@ -186,12 +200,18 @@ T loadElement(std::span<const std::byte> bytes, uint64_t index) {
 std::string elementText(const Tensor& tensor, std::span<const std::byte> bytes, uint64_t i) {
   DataType type = tensor.dataType();
   switch (type) {
-    case DataType::Float: return formatFloat(loadElement<float>(bytes, i));
-    case DataType::Double: return formatDouble(loadElement<double>(bytes, i));
-    case DataType::Int64: return std::to_string(loadElement<int64_t>(bytes, i));
-    case DataType::UInt64: return std::to_string(loadElement<uint64_t>(bytes, i));
-    case DataType::Bool: return loadElement<uint8_t>(bytes, i) != 0 ? "true" : "false";
-    default: break;
+    case DataType::Float:
+      return formatFloat(loadElement<float>(bytes, i));
+    case DataType::Double:
+      return formatDouble(loadElement<double>(bytes, i));
+    case DataType::Int64:
+      return std::to_string(loadElement<int64_t>(bytes, i));
+    case DataType::UInt64:
+      return std::to_string(loadElement<uint64_t>(bytes, i));
+    case DataType::Bool:
+      return loadElement<uint8_t>(bytes, i) != 0 ? "true" : "false";
+    default:
+      break;
   }
   double v = tensor.doubleAt(i);
   // Every value of the narrower float types is exactly a float: print it as one.
@@ -204,7 +224,8 @@ std::string tensorValuesText(const Tensor& tensor, const PrintOptions& options) 
   uint64_t count = tensor.numElements();
   bool complex = type == DataType::Complex64 || type == DataType::Complex128;
   bool inlineValues = count <= options.maxInlineElements && !complex &&
-                      type != DataType::Undefined && static_cast<int32_t>(type) <= kMaxKnownDataType;
+                      type != DataType::Undefined &&
+                      static_cast<int32_t>(type) <= kMaxKnownDataType;
   if (!inlineValues) return fmt::format("#{:016x}", tensor.contentHash());
   if (type == DataType::String) {
     const auto& strings = tensor.strings();
@@ -247,25 +268,38 @@ std::string sparseTensorText(const std::string& serialized) {
 std::string attributeValueText(const Attribute& a, const PrintOptions& options) {
   if (!a.refAttrName.empty()) return "@" + nameText(a.refAttrName);
   switch (a.kind) {
-    case AttrKind::Float: return formatFloat(a.f);
-    case AttrKind::Int: return std::to_string(a.i);
-    case AttrKind::String: return quotedText(a.s);
-    case AttrKind::Tensor: return a.t ? printTensor(*a.t, options) : "<missing tensor>";
-    case AttrKind::Floats: return listText(a.floats, formatFloat);
-    case AttrKind::Ints: return listText(a.ints, [](int64_t v) { return std::to_string(v); });
+    case AttrKind::Float:
+      return formatFloat(a.f);
+    case AttrKind::Int:
+      return std::to_string(a.i);
+    case AttrKind::String:
+      return quotedText(a.s);
+    case AttrKind::Tensor:
+      return a.t ? printTensor(*a.t, options) : "<missing tensor>";
+    case AttrKind::Floats:
+      return listText(a.floats, formatFloat);
+    case AttrKind::Ints:
+      return listText(a.ints, [](int64_t v) { return std::to_string(v); });
     case AttrKind::Strings:
       return listText(a.strings, [](const std::string& s) { return quotedText(s); });
     case AttrKind::Tensors:
       return listText(a.tensors, [&](const TensorPtr& t) {
         return t ? printTensor(*t, options) : std::string("<missing tensor>");
       });
-    case AttrKind::SparseTensor: return sparseTensorText(a.opaqueSingle);
-    case AttrKind::SparseTensors: return listText(a.opaqueList, sparseTensorText);
-    case AttrKind::TypeProto: return opaqueTypeText(a.opaqueSingle);
-    case AttrKind::TypeProtos: return listText(a.opaqueList, opaqueTypeText);
-    case AttrKind::Graph: return a.g ? "<graph>" : "<missing graph>";
-    case AttrKind::Graphs: return "[]";  // non-empty lists print as blocks
-    case AttrKind::Undefined: break;
+    case AttrKind::SparseTensor:
+      return sparseTensorText(a.opaqueSingle);
+    case AttrKind::SparseTensors:
+      return listText(a.opaqueList, sparseTensorText);
+    case AttrKind::TypeProto:
+      return opaqueTypeText(a.opaqueSingle);
+    case AttrKind::TypeProtos:
+      return listText(a.opaqueList, opaqueTypeText);
+    case AttrKind::Graph:
+      return a.g ? "<graph>" : "<missing graph>";
+    case AttrKind::Graphs:
+      return "[]";  // non-empty lists print as blocks
+    case AttrKind::Undefined:
+      break;
   }
   return "<undefined>";
 }
@@ -368,13 +402,15 @@ std::string functionLine(const std::string& serialized) {
 
 std::string printType(const ValueType& type) {
   switch (type.kind) {
-    case ValueType::Kind::Unknown: return "?";
+    case ValueType::Kind::Unknown:
+      return "?";
     case ValueType::Kind::Tensor:
       return std::string(dataTypeName(type.elemType)) + (type.shape ? shapeText(*type.shape) : "");
     case ValueType::Kind::SparseTensor:
       return "sparse_tensor(" + std::string(dataTypeName(type.elemType)) +
              (type.shape ? shapeText(*type.shape) : "") + ")";
-    case ValueType::Kind::Other: return opaqueTypeText(type.opaque);
+    case ValueType::Kind::Other:
+      return opaqueTypeText(type.opaque);
   }
   return "?";
 }
@@ -394,9 +430,8 @@ std::string printNode(const Node& node, const PrintOptions& options) {
   std::string out;
   if (node.numOutputs() > 0) {
     std::vector<const Value*> outputs(node.outputs().begin(), node.outputs().end());
-    out += joined(outputs, [](const Value* v) {
-      return v->isAbsent() ? std::string("_") : typedValue(v);
-    });
+    out += joined(outputs,
+                  [](const Value* v) { return v->isAbsent() ? std::string("_") : typedValue(v); });
     out += " = ";
   }
   if (!node.domain().empty()) out += nameText(node.domain()) + "::";

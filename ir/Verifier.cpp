@@ -18,7 +18,8 @@ std::string describeValue(const Value* v) {
 }
 
 std::string describeGraph(const Graph& g) {
-  if (!g.parentNode()) return g.name.empty() ? "main graph" : fmt::format("main graph '{}'", g.name);
+  if (!g.parentNode())
+    return g.name.empty() ? "main graph" : fmt::format("main graph '{}'", g.name);
   return fmt::format("subgraph '{}' of {}", g.name, g.parentNode()->describe());
 }
 
@@ -37,7 +38,8 @@ struct UseKey {
 
 struct UseKeyHash {
   size_t operator()(const UseKey& k) const {
-    return std::hash<const void*>()(k.user) ^ (std::hash<uint32_t>()(k.index) * 0x9E3779B97F4A7C15ull);
+    return std::hash<const void*>()(k.user) ^
+           (std::hash<uint32_t>()(k.index) * 0x9E3779B97F4A7C15ull);
   }
 };
 
@@ -64,9 +66,9 @@ class ModelVerifier {
     liveGraphs_.insert(&g);
     if (&g.model() != &model_) issue(describeGraph(g), "belongs to another model");
     if (g.parentNode() != owner) {
-      issue(describeGraph(g), owner ? fmt::format("is held by {} but names another parent node",
-                                                  owner->describe())
-                                    : std::string("the main graph has a parent node"));
+      issue(describeGraph(g),
+            owner ? fmt::format("is held by {} but names another parent node", owner->describe())
+                  : std::string("the main graph has a parent node"));
     }
     for (const Node* n : g.nodes()) {
       liveNodes_.insert(n);
@@ -101,8 +103,8 @@ class ModelVerifier {
     }
     allValues_.push_back(v);
     if (v->graph() != &g) {
-      issue(describeValue(v), fmt::format("is defined in {} but belongs to another graph",
-                                          describeGraph(g)));
+      issue(describeValue(v),
+            fmt::format("is defined in {} but belongs to another graph", describeGraph(g)));
     }
     if (v->isAbsent()) return;
     auto [it, inserted] = names_.emplace(v->name(), v);
@@ -168,7 +170,8 @@ class ModelVerifier {
   void checkUse(const Node* n, size_t index, const Value* v, const Graph& g, bool cyclic) {
     ++inputSlots_[v];
     if (v->isAbsent()) {
-      issue(n->describe(), fmt::format("input {} is an omitted output, which cannot be used", index));
+      issue(n->describe(),
+            fmt::format("input {} is an omitted output, which cannot be used", index));
       return;
     }
     if (scope_.contains(v)) return;
@@ -200,7 +203,8 @@ class ModelVerifier {
         issue(describeGraph(g), "has a null initializer");
         continue;
       }
-      if (!init->isInitializer()) issue(describeValue(init), "is listed as an initializer but is not one");
+      if (!init->isInitializer())
+        issue(describeValue(init), "is listed as an initializer but is not one");
       if (!init->initializer()) issue(describeValue(init), "is an initializer without a tensor");
       ownInitializers.insert(init);
       define(init, g, added);
@@ -219,8 +223,8 @@ class ModelVerifier {
         continue;
       }
       if (in->kind() != Value::Kind::GraphInput) {
-        issue(describeValue(in), fmt::format("is listed as an input of {} but is a node output",
-                                             describeGraph(g)));
+        issue(describeValue(in),
+              fmt::format("is listed as an input of {} but is a node output", describeGraph(g)));
       }
       define(in, g, added);
     }
@@ -314,16 +318,17 @@ class ModelVerifier {
 
 }  // namespace
 
-std::vector<VerifyIssue> verifyModel(const Model& model) { return ModelVerifier(model).run(); }
+std::vector<VerifyIssue> verifyModel(const Model& model) {
+  return ModelVerifier(model).run();
+}
 
 void verifyModelOrThrow(const Model& model, const std::string& context) {
   std::vector<VerifyIssue> issues = verifyModel(model);
   if (issues.empty()) return;
   const VerifyIssue& first = issues.front();
-  std::string more =
-      issues.size() > 1 ? fmt::format(" (and {} more issue{})", issues.size() - 1,
-                                      issues.size() > 2 ? "s" : "")
-                        : std::string();
+  std::string more = issues.size() > 1 ? fmt::format(" (and {} more issue{})", issues.size() - 1,
+                                                     issues.size() > 2 ? "s" : "")
+                                       : std::string();
   std::string when = context.empty() ? std::string() : " " + context;
   throw Error(ErrorKind::Internal, model.sourcePath, first.subject,
               fmt::format("invalid IR{}: {}{}", when, first.message, more));

@@ -16,7 +16,9 @@
 namespace qopt {
 namespace {
 
-ValueType floatType(std::vector<int64_t> dims) { return ValueType::tensor(DataType::Float, dims); }
+ValueType floatType(std::vector<int64_t> dims) {
+  return ValueType::tensor(DataType::Float, dims);
+}
 
 std::vector<std::string> opOrder(const Graph& g) {
   std::vector<std::string> ops;
@@ -448,12 +450,12 @@ TEST(TensorConversions, HalfFromFloatKnownBitPatterns) {
   EXPECT_EQ(floatToHalfBits(std::numeric_limits<float>::infinity()), 0x7C00);
   EXPECT_EQ(floatToHalfBits(-std::numeric_limits<float>::infinity()), 0xFC00);
   EXPECT_EQ(floatToHalfBits(0.1f), 0x2E66);
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);  // tie: to even (zero)
-  EXPECT_EQ(floatToHalfBits(std::ldexp(3.0f, -25)), 0x0002);  // tie: to even (two)
-  EXPECT_EQ(floatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);       // tie down to even
-  EXPECT_EQ(floatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);   // tie up to even
+  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -14)), 0x0400);             // smallest normal
+  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);             // smallest subnormal
+  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);             // tie: to even (zero)
+  EXPECT_EQ(floatToHalfBits(std::ldexp(3.0f, -25)), 0x0002);             // tie: to even (two)
+  EXPECT_EQ(floatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);      // tie down to even
+  EXPECT_EQ(floatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // tie up to even
   uint16_t nan = floatToHalfBits(std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(nan & 0x7C00, 0x7C00);
   EXPECT_NE(nan & 0x03FF, 0);
@@ -501,11 +503,10 @@ Tensor fromDoubles(DataType type, std::vector<double> values) {
 TEST(TensorConversions, Float8KnownBitPatterns) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_EQ(bytesOf(fromDoubles(DataType::Float8E4M3FN,
-                                {1.0, -1.0, 448.0, 480.0, 1e9, inf, -inf, nan, std::ldexp(1.0, -9),
-                                 -0.0, 0.1})),
-            (std::vector<uint8_t>{0x38, 0xB8, 0x7E, 0x7E, 0x7E, 0x7E, 0xFE, 0x7F, 0x01, 0x80,
-                                  0x1D}));
+  EXPECT_EQ(
+      bytesOf(fromDoubles(DataType::Float8E4M3FN, {1.0, -1.0, 448.0, 480.0, 1e9, inf, -inf, nan,
+                                                   std::ldexp(1.0, -9), -0.0, 0.1})),
+      (std::vector<uint8_t>{0x38, 0xB8, 0x7E, 0x7E, 0x7E, 0x7E, 0xFE, 0x7F, 0x01, 0x80, 0x1D}));
   EXPECT_EQ(bytesOf(fromDoubles(DataType::Float8E5M2,
                                 {1.0, 57344.0, 1e9, inf, -inf, std::ldexp(1.0, -16), -0.0})),
             (std::vector<uint8_t>{0x3C, 0x7B, 0x7B, 0x7B, 0xFB, 0x01, 0x80}));

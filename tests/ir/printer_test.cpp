@@ -128,8 +128,7 @@ TEST(Printer, InlineLimitIsConfigurable) {
   options.maxInlineElements = 1;
   std::string text = printModel(*m, options);
   uint64_t hash = m->graph().findValue("w")->initializer()->contentHash();
-  EXPECT_NE(text.find(fmt::format("initializer %w = FLOAT[2] #{:016x}\n", hash)),
-            std::string::npos)
+  EXPECT_NE(text.find(fmt::format("initializer %w = FLOAT[2] #{:016x}\n", hash)), std::string::npos)
       << text;
   options.maxInlineElements = 20;
   text = printModel(*m, options);
@@ -188,8 +187,7 @@ TEST(Printer, MalformedTensorsPrintInsteadOfThrowing) {
   external.setExternalData(data);
   std::string text = printTensor(external);
   EXPECT_EQ(text.rfind("FLOAT[2] <unreadable: cannot open external data file", 0), 0u) << text;
-  EXPECT_NE(text.find(" external(\"missing.bin\", offset=0, length=8)"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find(" external(\"missing.bin\", offset=0, length=8)"), std::string::npos) << text;
 }
 
 TEST(Printer, TypesOfEveryKind) {

@@ -11,7 +11,9 @@
 namespace qopt {
 namespace {
 
-ValueType floatType() { return ValueType::tensor(DataType::Float, {2}); }
+ValueType floatType() {
+  return ValueType::tensor(DataType::Float, {2});
+}
 
 std::string allIssues(const std::vector<VerifyIssue>& issues) {
   std::string out;
