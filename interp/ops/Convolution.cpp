@@ -1,0 +1,278 @@
+#include "Convolution.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "Im2col.h"
+#include "MatrixMultiply.h"
+#include "ThreadPool.h"
+
+namespace qopt::interp {
+
+namespace {
+
+// im2col buffers are sized to stay within L2-ish sizes; smaller tiles cost GEMM efficiency.
+constexpr int64_t kColumnBufferBytes = int64_t{1} << 20;
+constexpr int64_t kMinTile = 64;
+
+int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// A 1-D window as a 2-D one of height 1, so that 1-D convolutions use the 2-D fast paths.
+WindowGeometry as2d(const WindowGeometry& g) {
+  if (g.spatialRank != 1) return g;
+  WindowGeometry r;
+  r.spatialRank = 2;
+  r.input = {1, g.input[0]};
+  r.kernel = {1, g.kernel[0]};
+  r.strides = {1, g.strides[0]};
+  r.dilations = {1, g.dilations[0]};
+  r.padsBegin = {0, g.padsBegin[0]};
+  r.padsEnd = {0, g.padsEnd[0]};
+  r.output = {1, g.output[0]};
+  return r;
+}
+
+// How the output columns of each (image, group) are cut into work items.
+struct Tiling {
+  int64_t tile = 0;
+  int64_t tilesPerImage = 0;
+  int64_t items = 0;  // batch * groups * tilesPerImage
+};
+
+Tiling tiling(int64_t batch, int64_t groups, int64_t columns, int64_t rowsOfCol,
+              int64_t elementSize, bool needsBuffer, int threads) {
+  Tiling t;
+  t.tile = columns;
+  if (needsBuffer) {
+    const int64_t fit = kColumnBufferBytes / std::max<int64_t>(1, rowsOfCol * elementSize);
+    t.tile = std::clamp(roundUp(fit, 16), kMinTile, std::max<int64_t>(columns, 1));
+  }
+  const int64_t images = batch * groups;
+  if (threads > 1 && images * ((columns + t.tile - 1) / t.tile) < threads) {
+    const int64_t perImage = (threads + images - 1) / images;
+    t.tile = std::max<int64_t>(16, roundUp((columns + perImage - 1) / perImage, 16));
+  }
+  t.tile = std::max<int64_t>(1, std::min(t.tile, columns));
+  t.tilesPerImage = (columns + t.tile - 1) / t.tile;
+  t.items = images * t.tilesPerImage;
+  return t;
+}
+
+int threadsOf(ThreadPool* pool) { return pool == nullptr ? 1 : pool->size(); }
+
+// Valid output range [begin, end) for a tap at `offset` (see im2col_detail::validRange).
+using im2col_detail::validRange;
+
+template <class T>
+void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
+                 const WindowGeometry& g, ThreadPool* pool) {
+  const int64_t ih = g.input[0], iw = g.input[1];
+  const int64_t oh = g.output[0], ow = g.output[1];
+  const int64_t kh = g.kernel[0], kw = g.kernel[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  const int64_t dh = g.dilations[0], dw = g.dilations[1];
+  const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
+  const int64_t multiplier = s.filters / s.channels;
+  const int64_t planes = s.batch * s.filters;
+  std::vector<int64_t> oxBegin(static_cast<size_t>(kw)), oxEnd(static_cast<size_t>(kw));
+  for (int64_t kx = 0; kx < kw; ++kx) {
+    validRange(kx * dw - pw, sw, iw, ow, oxBegin[static_cast<size_t>(kx)],
+               oxEnd[static_cast<size_t>(kx)]);
+  }
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, oh * ow * kh * kw));
+  parallelFor(pool, planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const int64_t n = plane / s.filters, m = plane % s.filters;
+      const T* xc = x + (n * s.channels + m / multiplier) * ih * iw;
+      const T* wm = w + m * kh * kw;
+      T* yp = y + plane * oh * ow;
+      const T b = bias != nullptr ? bias[m] : T(0);
+      for (int64_t oy = 0; oy < oh; ++oy) {
+        T* yrow = yp + oy * ow;
+        std::fill(yrow, yrow + ow, b);
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          const int64_t iy = oy * sh - ph + ky * dh;
+          if (iy < 0 || iy >= ih) continue;
+          const T* xrow = xc + iy * iw;
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            const T wv = wm[ky * kw + kx];
+            const int64_t offset = kx * dw - pw;
+            const int64_t lo = oxBegin[static_cast<size_t>(kx)];
+            const int64_t hi = oxEnd[static_cast<size_t>(kx)];
+            if (sw == 1) {
+              const T* src = xrow + offset;
+              for (int64_t ox = lo; ox < hi; ++ox) yrow[ox] += wv * src[ox];
+            } else {
+              for (int64_t ox = lo; ox < hi; ++ox) yrow[ox] += wv * xrow[ox * sw + offset];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+template <class T>
+void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
+              const WindowGeometry& geometry, ThreadPool* pool) {
+  const WindowGeometry g = as2d(geometry);
+  const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
+  if (cg == 1 && s.groups == s.channels && g.spatialRank == 2 && !g.isPointwise()) {
+    depthwise2d(x, w, bias, y, s, g, pool);
+    return;
+  }
+  const int64_t k = cg * g.kernelSize();
+  const int64_t cols = g.outputSize();
+  const int64_t inSize = g.inputSize();
+  const bool pointwise = g.isPointwise();
+  const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
+  parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
+    std::vector<T> col;
+    if (!pointwise) col.resize(static_cast<size_t>(k * t.tile));
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t image = item / t.tilesPerImage;  // n * groups + group
+      const int64_t n = image / s.groups, grp = image % s.groups;
+      const int64_t first = (item % t.tilesPerImage) * t.tile;
+      const int64_t count = std::min(t.tile, cols - first);
+      const T* xg = x + (n * s.channels + grp * cg) * inSize;
+      const T* b = xg + first;
+      int64_t ldb = cols;
+      if (!pointwise) {
+        im2col(xg, cg, g, first, count, T(0), col.data());
+        b = col.data();
+        ldb = count;
+      }
+      T* yg = y + (n * s.filters + grp * mg) * cols + first;
+      if (bias != nullptr) {
+        for (int64_t m = 0; m < mg; ++m) {
+          std::fill(yg + m * cols, yg + m * cols + count, bias[grp * mg + m]);
+        }
+      }
+      gemm(false, false, mg, count, k, T(1), w + grp * mg * k, k, b, ldb,
+           bias != nullptr ? T(1) : T(0), yg, cols, nullptr);
+    }
+  });
+}
+
+template <class T>
+void convolveTranspose(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
+                       const WindowGeometry& geometry, ThreadPool* pool) {
+  const WindowGeometry g = as2d(geometry);
+  const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
+  const int64_t ks = g.kernelSize();
+  const int64_t inSize = g.inputSize(), outSize = g.outputSize();
+  const int64_t rows = mg * ks;
+  std::vector<T> col(static_cast<size_t>(rows * inSize));
+  for (int64_t n = 0; n < s.batch; ++n) {
+    for (int64_t grp = 0; grp < s.groups; ++grp) {
+      const T* xg = x + (n * s.channels + grp * cg) * inSize;
+      const T* wg = w + grp * cg * rows;
+      gemm(true, false, rows, inSize, cg, T(1), wg, rows, xg, inSize, T(0), col.data(), inSize,
+           pool);
+      T* yg = y + (n * s.filters + grp * mg) * outSize;
+      // col2im: each output channel's rows scatter into that channel only.
+      parallelFor(pool, mg, 1, [&](int64_t m0, int64_t m1) {
+        std::vector<int64_t> kIdx(static_cast<size_t>(g.spatialRank));
+        std::vector<int64_t> iIdx(static_cast<size_t>(g.spatialRank));
+        for (int64_t m = m0; m < m1; ++m) {
+          T* ym = yg + m * outSize;
+          std::fill(ym, ym + outSize, bias != nullptr ? bias[grp * mg + m] : T(0));
+          std::fill(kIdx.begin(), kIdx.end(), 0);
+          for (int64_t kk = 0; kk < ks; ++kk) {
+            const T* src = col.data() + (m * ks + kk) * inSize;
+            if (g.spatialRank == 2) {
+              const int64_t ky = kk / g.kernel[1], kx = kk % g.kernel[1];
+              const int64_t xOffset = kx * g.dilations[1] - g.padsBegin[1];
+              for (int64_t iy = 0; iy < g.input[0]; ++iy) {
+                const int64_t oy = iy * g.strides[0] - g.padsBegin[0] + ky * g.dilations[0];
+                if (oy < 0 || oy >= g.output[0]) continue;
+                T* yrow = ym + oy * g.output[1];
+                const T* srow = src + iy * g.input[1];
+                for (int64_t ix = 0; ix < g.input[1]; ++ix) {
+                  const int64_t ox = ix * g.strides[1] + xOffset;
+                  if (ox >= 0 && ox < g.output[1]) yrow[ox] += srow[ix];
+                }
+              }
+            } else {
+              std::fill(iIdx.begin(), iIdx.end(), 0);
+              for (int64_t p = 0; p < inSize; ++p) {
+                int64_t offset = 0;
+                bool inside = true;
+                for (size_t a = 0; a < iIdx.size(); ++a) {
+                  const int64_t o =
+                      iIdx[a] * g.strides[a] - g.padsBegin[a] + kIdx[a] * g.dilations[a];
+                  inside = inside && o >= 0 && o < g.output[a];
+                  offset = offset * g.output[a] + o;
+                }
+                if (inside) ym[offset] += src[p];
+                for (size_t a = iIdx.size(); a-- > 0;) {
+                  if (++iIdx[a] < g.input[a]) break;
+                  iIdx[a] = 0;
+                }
+              }
+              for (size_t a = kIdx.size(); a-- > 0;) {
+                if (++kIdx[a] < g.kernel[a]) break;
+                kIdx[a] = 0;
+              }
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+template <class TX, class TW>
+void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_t wZeroStride,
+                     int32_t* acc, const ConvShape& s, const WindowGeometry& geometry,
+                     ThreadPool* pool) {
+  const WindowGeometry g = as2d(geometry);
+  const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
+  const int64_t k = cg * g.kernelSize();
+  const int64_t cols = g.outputSize();
+  const int64_t inSize = g.inputSize();
+  const bool pointwise = g.isPointwise();
+  const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(TX), !pointwise, threadsOf(pool));
+  parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
+    std::vector<TX> col;
+    if (!pointwise) col.resize(static_cast<size_t>(k * t.tile));
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t image = item / t.tilesPerImage;
+      const int64_t n = image / s.groups, grp = image % s.groups;
+      const int64_t first = (item % t.tilesPerImage) * t.tile;
+      const int64_t count = std::min(t.tile, cols - first);
+      const TX* xg = x + (n * s.channels + grp * cg) * inSize;
+      const TX* b = xg + first;
+      int64_t ldb = cols;
+      if (!pointwise) {
+        im2col(xg, cg, g, first, count, xZero, col.data());
+        b = col.data();
+        ldb = count;
+      }
+      int32_t* ag = acc + (n * s.filters + grp * mg) * cols + first;
+      integerGemm<TW, TX>(mg, count, k, w + grp * mg * k, k, wZero + grp * mg * wZeroStride,
+                          wZeroStride, b, ldb, &xZero, 0, ag, cols, nullptr);
+    }
+  });
+}
+
+template void convolve<float>(const float*, const float*, const float*, float*, const ConvShape&,
+                              const WindowGeometry&, ThreadPool*);
+template void convolve<double>(const double*, const double*, const double*, double*,
+                               const ConvShape&, const WindowGeometry&, ThreadPool*);
+template void convolveTranspose<float>(const float*, const float*, const float*, float*,
+                                       const ConvShape&, const WindowGeometry&, ThreadPool*);
+template void convolveTranspose<double>(const double*, const double*, const double*, double*,
+                                        const ConvShape&, const WindowGeometry&, ThreadPool*);
+#define QOPT_INSTANTIATE_INTEGER_CONV(TX, TW)                                                  \
+  template void convolveInteger<TX, TW>(const TX*, TX, const TW*, const TW*, int64_t, int32_t*, \
+                                        const ConvShape&, const WindowGeometry&, ThreadPool*);
+QOPT_INSTANTIATE_INTEGER_CONV(uint8_t, uint8_t)
+QOPT_INSTANTIATE_INTEGER_CONV(uint8_t, int8_t)
+QOPT_INSTANTIATE_INTEGER_CONV(int8_t, uint8_t)
+QOPT_INSTANTIATE_INTEGER_CONV(int8_t, int8_t)
+#undef QOPT_INSTANTIATE_INTEGER_CONV
+
+}  // namespace qopt::interp

@@ -1,0 +1,53 @@
+// Rounding and saturation shared by the quantized kernels, written to give bit-identical results
+// to ONNX Runtime: round half to even, saturate to the target type's range, and requantize an
+// int32 accumulator with a float multiplier computed as (input scale * weight scale) / output
+// scale.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "qopt/ir/DataType.h"
+
+namespace qopt::interp {
+
+/// The integer range of a quantized type as stored in an Array (4-bit types use a byte).
+struct QuantRange {
+  int32_t min;
+  int32_t max;
+};
+
+inline QuantRange quantRange(DataType type) {
+  switch (type) {
+    case DataType::Int4: return {-8, 7};
+    case DataType::UInt4: return {0, 15};
+    case DataType::Int8: return {-128, 127};
+    case DataType::UInt8: return {0, 255};
+    case DataType::Int16: return {-32768, 32767};
+    case DataType::UInt16: return {0, 65535};
+    default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  }
+}
+
+/// Round half to even (the default floating point rounding mode).
+inline float roundHalfToEven(float v) { return std::nearbyint(v); }
+inline double roundHalfToEven(double v) { return std::nearbyint(v); }
+
+/// saturate(round(v) + zeroPoint) in [range.min, range.max]; NaN maps to the zero point.
+inline int32_t quantizeValue(float v, int32_t zeroPoint, QuantRange range) {
+  if (std::isnan(v)) return zeroPoint;
+  const float lo = static_cast<float>(static_cast<int64_t>(range.min) - zeroPoint);
+  const float hi = static_cast<float>(static_cast<int64_t>(range.max) - zeroPoint);
+  // Clamping before rounding gives the same result (the bounds are integers) and keeps the
+  // float -> int conversion in range.
+  v = v < lo ? lo : (v > hi ? hi : v);
+  return static_cast<int32_t>(static_cast<int64_t>(roundHalfToEven(v)) + zeroPoint);
+}
+
+/// saturate(round(float(acc) * multiplier) + zeroPoint), as MLAS's requantization computes it.
+inline int32_t requantize(int32_t acc, float multiplier, int32_t zeroPoint, QuantRange range) {
+  return quantizeValue(static_cast<float>(acc) * multiplier, zeroPoint, range);
+}
+
+}  // namespace qopt::interp

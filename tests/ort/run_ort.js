@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Runs an ONNX model with ONNX Runtime (onnxruntime-node, CPU) on .npy inputs: the reference
+// for qopt's differential tests and the baseline of its interpreter benchmarks.
+//
+//   node run_ort.js --model M.onnx --inputs DIR [--outputs DIR] [--threads N]
+//                   [--optimization disabled|basic|extended|all] [--runs N] [--warmup N]
+//
+// Inputs are read from DIR/<graph input name>.npy. Outputs are written as DIR/<index>.npy in the
+// order of the graph outputs, with DIR/outputs.json listing their names. With --runs, the model is
+// run that many times after --warmup runs and one JSON line with the latencies (ms) is printed.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { readNpy, writeNpy } = require('./npy.js');
+
+function parseArgs(argv) {
+  const options = { threads: 1, optimization: 'disabled', runs: 0, warmup: 1 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const key = argv[i].replace(/^--/, '');
+    const value = argv[i + 1];
+    if (value === undefined) throw new Error(`missing value for ${argv[i]}`);
+    if (!['model', 'inputs', 'outputs', 'threads', 'optimization', 'runs', 'warmup'].includes(key)) {
+      throw new Error(`unknown option ${argv[i]}`);
+    }
+    options[key] = ['threads', 'runs', 'warmup'].includes(key) ? Number(value) : value;
+  }
+  if (!options.model || !options.inputs) throw new Error('--model and --inputs are required');
+  return options;
+}
+
+function loadOrt() {
+  try {
+    return require('onnxruntime-node');
+  } catch (e) {
+    const root = path.resolve(__dirname, '..', '..');
+    throw new Error(`cannot load onnxruntime-node (${e.message}); run 'npm ci --ignore-scripts' ` +
+                    `in ${root}`);
+  }
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  const ort = loadOrt();
+  const session = await ort.InferenceSession.create(options.model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: options.optimization,
+    intraOpNumThreads: options.threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+  });
+  const feeds = {};
+  for (const name of session.inputNames) {
+    const file = path.join(options.inputs, `${name}.npy`);
+    const { type, data, dims } = readNpy(file);
+    feeds[name] = new ort.Tensor(type, data, dims);
+  }
+  let results = await session.run(feeds);
+  if (options.outputs) {
+    fs.mkdirSync(options.outputs, { recursive: true });
+    session.outputNames.forEach((name, i) => {
+      const t = results[name];
+      writeNpy(path.join(options.outputs, `${i}.npy`), t.type, t.data, t.dims);
+    });
+    fs.writeFileSync(path.join(options.outputs, 'outputs.json'), JSON.stringify(session.outputNames));
+  }
+  if (options.runs > 0) {
+    for (let i = 1; i < options.warmup; ++i) results = await session.run(feeds);
+    const times = [];
+    for (let i = 0; i < options.runs; ++i) {
+      const start = process.hrtime.bigint();
+      results = await session.run(feeds);
+      times.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+    times.sort((a, b) => a - b);
+    console.log(JSON.stringify({ min_ms: times[0], median_ms: times[times.length >> 1], runs: times.length }));
+  }
+}
+
+main().catch((e) => {
+  console.error(`run_ort.js: ${e.message}`);
+  process.exit(1);
+});
