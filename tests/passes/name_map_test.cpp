@@ -1,0 +1,72 @@
+// NameMap: original tensor names follow replacements, renames and erasures.
+#include <gtest/gtest.h>
+
+#include "TestPasses.h"
+#include "qopt/pass/NameMap.h"
+
+namespace qopt {
+namespace {
+
+TEST(NameMap, UntouchedNamesMapToThemselves) {
+  NameMap map;
+  EXPECT_EQ(map.currentName("anything"), "anything");
+  EXPECT_TRUE(map.changes().empty());
+}
+
+TEST(NameMap, FollowsRenamesAndReplacementChains) {
+  auto model = testing::chainModel();
+  NameMap map;
+  model->addObserver(&map);
+  Graph& g = model->graph();
+  Value* r = g.firstNode()->output(0);
+  r->setName("r2");
+  EXPECT_EQ(map.currentName("r"), "r2");
+  // r2 replaced by a new Tanh output: both "r" and that value's own name follow it.
+  Node* tanh = g.createNode("Tanh", {g.inputs()[0]}, 1, g.lastNode());
+  tanh->output(0)->setName("t");
+  r->replaceAllUsesWith(tanh->output(0));
+  g.eraseNode(r->producer());
+  EXPECT_EQ(map.currentName("r"), "t");
+  EXPECT_EQ(map.currentName("t"), "t");
+  tanh->output(0)->setName("t2");
+  EXPECT_EQ(map.currentName("r"), "t2");
+  EXPECT_EQ(map.currentName("t"), "t2");
+  model->removeObserver(&map);
+}
+
+TEST(NameMap, ErasedValuesAreRemoved) {
+  auto model = testing::chainModel();
+  NameMap map;
+  model->addObserver(&map);
+  Graph& g = model->graph();
+  Node* extra = g.createEmptyNode("Neg");
+  extra->addInput(g.inputs()[0]);
+  extra->addOutput("dead");
+  g.eraseNode(extra);
+  EXPECT_EQ(map.currentName("dead"), std::nullopt);
+  auto changes = map.changes();
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].first, "dead");
+  EXPECT_EQ(changes[0].second, std::nullopt);
+  model->removeObserver(&map);
+}
+
+TEST(NameMap, GraphOutputKeepsItsNameWhenItsProducerIsReplaced) {
+  auto model = testing::chainModel();
+  NameMap map;
+  model->addObserver(&map);
+  Graph& g = model->graph();
+  // y = Sigmoid(r) is replaced by r itself (as eliminating a no-op would do): r takes the name y.
+  Node* sigmoid = g.lastNode();
+  Value* r = sigmoid->input(0);
+  sigmoid->output(0)->replaceAllUsesWith(r);
+  g.eraseNode(sigmoid);
+  EXPECT_EQ(g.outputs()[0], r);
+  EXPECT_EQ(r->name(), "y");
+  EXPECT_EQ(map.currentName("y"), "y");
+  EXPECT_EQ(map.currentName("r"), "y");
+  model->removeObserver(&map);
+}
+
+}  // namespace
+}  // namespace qopt
