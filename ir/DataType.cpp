@@ -89,7 +89,7 @@ int dataTypeBits(DataType type) {
 std::optional<size_t> dataTypeStorageBytes(DataType type, uint64_t count) {
   int bits = dataTypeBits(type);
   if (bits == 0) return size_t{0};
-  if (bits == 4) return static_cast<size_t>((count + 1) / 2);
+  if (bits == 4) return static_cast<size_t>(count / 2 + count % 2);  // no overflow at the top
   uint64_t bytes = static_cast<uint64_t>(bits / 8);
   if (count > std::numeric_limits<uint64_t>::max() / bytes) return std::nullopt;
   uint64_t total = count * bytes;

@@ -649,6 +649,7 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
     c->docString = n->docString;
     c->metadataProps = n->metadataProps;
     c->unknownFields = n->unknownFields;
+    c->writtenDomain = n->writtenDomain;
     for (Value* in : n->inputs_) {
       if (!in) {
         c->addInput(nullptr);

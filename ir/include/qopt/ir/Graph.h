@@ -173,6 +173,9 @@ class Node {
   std::string docString;
   std::vector<std::pair<std::string, std::string>> metadataProps;
   std::string unknownFields;
+  /// The domain field exactly as the file wrote it (nullopt: the field was absent). Export
+  /// writes it back while it still names domain(), so "ai.onnx" and an explicit "" survive.
+  std::optional<std::string> writtenDomain;
 
  private:
   friend class Graph;
@@ -334,6 +337,8 @@ class Graph {
 struct OpsetImport {
   std::string domain;  // "" for ai.onnx
   int64_t version = 0;
+  /// False when the file left the domain field out (it means "" too); export keeps that.
+  bool domainPresent = true;
   bool operator==(const OpsetImport&) const = default;
 };
 

@@ -127,6 +127,8 @@ class Tensor {
   std::optional<std::pair<int64_t, int64_t>> segment;
   /// Fields of the TensorProto this qopt does not model, serialized; written back unchanged.
   std::string unknownFields;
+  /// The file wrote an empty name field (export writes one back while the name stays empty).
+  bool emptyNamePresent = false;
 
   /// A stable 64-bit content hash (FNV-1a over type, dims and bytes), for printing and dedupe.
   uint64_t contentHash() const;

@@ -1,0 +1,327 @@
+// ModelProto -> IR. Each graph is read in two steps: first every node and its outputs (so that
+// names used before they are defined, and names used from inside subgraphs, all resolve), then
+// inputs, attributes and subgraphs. Graphs out of topological order are sorted afterwards.
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ProtoConvert.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::detail {
+
+namespace {
+
+class Importer {
+ public:
+  Importer(const ImportContext& context, Model& model) : context_(context), model_(model) {}
+
+  void importModel(onnx::ModelProto& proto) {
+    model_.sourcePath = context_.displayName;
+    if (proto.has_ir_version()) model_.irVersion = proto.ir_version();
+    for (const onnx::OperatorSetIdProto& opset : proto.opset_import()) {
+      OpsetImport entry{opset.domain(), opset.version()};
+      entry.domainPresent = opset.has_domain();
+      model_.opsetImports.push_back(std::move(entry));
+    }
+    if (proto.has_producer_name()) model_.producerName = proto.producer_name();
+    if (proto.has_producer_version()) model_.producerVersion = proto.producer_version();
+    if (proto.has_domain()) model_.domain = proto.domain();
+    if (proto.has_model_version()) model_.modelVersion = proto.model_version();
+    if (proto.has_doc_string()) model_.docString = proto.doc_string();
+    for (const onnx::StringStringEntryProto& entry : proto.metadata_props()) {
+      model_.metadataProps.emplace_back(entry.key(), entry.value());
+    }
+    for (const onnx::FunctionProto& function : proto.functions()) {
+      model_.functions.push_back(serializeOpaque(function));
+    }
+    for (const onnx::TrainingInfoProto& info : proto.training_info()) {
+      model_.trainingInfo.push_back(serializeOpaque(info));
+    }
+    model_.unknownFields = saveUnknownFields(proto);
+    importGraph(*proto.mutable_graph(), model_.graph());
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& subject, const std::string& cause) const {
+    throw Error(ErrorKind::Input, context_.displayName, subject, cause);
+  }
+
+  // ONNX forbids a name defined twice in one scope or shadowing an enclosing scope's name.
+  void checkNewName(const Graph& graph, const std::string& name, const std::string& subject) const {
+    if (graph.lookupValue(name)) {
+      fail(subject, fmt::format("the value name '{}' is defined more than once", name));
+    }
+  }
+
+  ValueType importType(const onnx::ValueInfoProto& info, const std::string& subject) const {
+    if (!info.has_type()) return {};
+    return importValueType(info.type(), context_, subject);
+  }
+
+  void importGraph(onnx::GraphProto& proto, Graph& graph) {
+    graph.name = proto.name();
+    graph.docString = proto.doc_string();
+    takeMetadataProps(proto, kGraphMetadataPropsField, graph.metadataProps);
+    graph.unknownFields = saveUnknownFields(proto);
+
+    std::unordered_set<std::string> sparseNames;
+    for (const onnx::SparseTensorProto& sparse : proto.sparse_initializer()) {
+      graph.sparseInitializers.push_back(serializeOpaque(sparse));
+      sparseNames.insert(sparse.values().name());
+    }
+    for (const onnx::TensorAnnotation& annotation : proto.quantization_annotation()) {
+      graph.quantizationAnnotations.push_back(serializeOpaque(annotation));
+    }
+
+    // Values whose type the file stated on the graph's interface (or that an initializer fixes).
+    std::unordered_set<const Value*> typed;
+    importInitializers(proto, graph, typed);
+    importInputs(proto, graph, typed);
+
+    std::vector<Node*> nodes;
+    nodes.reserve(static_cast<size_t>(proto.node_size()));
+    for (onnx::NodeProto& nodeProto : *proto.mutable_node()) {
+      nodes.push_back(createNode(nodeProto, graph));
+    }
+    for (int i = 0; i < proto.node_size(); ++i) {
+      connectNode(*proto.mutable_node(i), nodes[static_cast<size_t>(i)], graph, sparseNames);
+    }
+
+    importOutputs(proto, graph, typed);
+    importValueInfos(proto, graph, typed);
+
+    if (context_.options.sortNodes && !graph.isTopologicallySorted()) {
+      try {
+        graph.topologicalSort();
+      } catch (const Error& e) {
+        throw e.withFile(context_.displayName);
+      }
+    }
+  }
+
+  void importInitializers(onnx::GraphProto& proto, Graph& graph,
+                          std::unordered_set<const Value*>& typed) {
+    for (int i = 0; i < proto.initializer_size(); ++i) {
+      onnx::TensorProto& tensorProto = *proto.mutable_initializer(i);
+      std::string name = tensorProto.name();
+      if (name.empty()) fail(fmt::format("initializer #{}", i), "has no name");
+      std::string subject = fmt::format("initializer '{}'", name);
+      checkNewName(graph, name, subject);
+      auto tensor =
+          std::make_shared<Tensor>(importTensorProto(std::move(tensorProto), context_, subject));
+      Value* value = graph.addInitializer(std::move(tensor));
+      if (value->name() != name) {
+        // The IR keeps initializer names unique across the whole model, so that passes never
+        // create shadowing names; sibling subgraphs reusing one are the only way here.
+        fail(subject,
+             "the name is also used by an initializer or value of another subgraph; "
+             "qopt needs initializer names unique across the model");
+      }
+      typed.insert(value);
+    }
+  }
+
+  void importInputs(onnx::GraphProto& proto, Graph& graph,
+                    std::unordered_set<const Value*>& typed) {
+    for (int i = 0; i < proto.input_size(); ++i) {
+      onnx::ValueInfoProto& info = *proto.mutable_input(i);
+      const std::string& name = info.name();
+      if (name.empty()) fail(fmt::format("graph input #{}", i), "has no name");
+      std::string subject = fmt::format("graph input '{}'", name);
+      ValueType type = importType(info, subject);
+      Value* value = graph.findValue(name);
+      if (value && value->isInitializer() && !value->isGraphInput()) {
+        graph.addInitializerAsInput(value);  // IR < 4 style, or an overridable initializer
+        value->setType(std::move(type));
+      } else {
+        checkNewName(graph, name, subject);
+        value = graph.addInput(name, std::move(type));
+      }
+      value->interfaceDocString = info.doc_string();
+      value->interfaceUnknownFields = saveUnknownFields(info);
+      typed.insert(value);
+    }
+  }
+
+  Node* createNode(onnx::NodeProto& proto, Graph& graph) {
+    Node* node = graph.createEmptyNode(proto.op_type(), proto.domain());
+    if (proto.has_domain()) node->writtenDomain = proto.domain();
+    node->setName(proto.name());
+    node->docString = proto.doc_string();
+    takeMetadataProps(proto, kNodeMetadataPropsField, node->metadataProps);
+    node->unknownFields = saveUnknownFields(proto);
+    for (const std::string& output : proto.output()) {
+      if (output.empty()) {
+        node->addOutput("", /*absent=*/true);
+        continue;
+      }
+      checkNewName(graph, output, node->describe());
+      node->addOutput(output);
+    }
+    return node;
+  }
+
+  void connectNode(onnx::NodeProto& proto, Node* node, Graph& graph,
+                   const std::unordered_set<std::string>& sparseNames) {
+    for (int i = 0; i < proto.input_size(); ++i) {
+      const std::string& name = proto.input(i);
+      if (name.empty()) {
+        node->addInput(nullptr);  // an omitted optional input
+        continue;
+      }
+      Value* value = graph.lookupValue(name);
+      if (!value) {
+        fail(node->describe(),
+             sparseNames.contains(name)
+                 ? fmt::format("input {} '{}' names a sparse initializer, which qopt cannot use "
+                               "as a node input",
+                               i, name)
+                 : fmt::format("input {} '{}' is not defined", i, name));
+      }
+      node->addInput(value);
+    }
+    for (onnx::AttributeProto& attrProto : *proto.mutable_attribute()) {
+      node->mutableAttributes().push_back(importAttribute(attrProto, node));
+    }
+  }
+
+  std::unique_ptr<Graph> importSubgraph(onnx::GraphProto& proto, Node* node,
+                                        const std::string& attrName) {
+    auto graph = std::make_unique<Graph>(&model_, node);
+    if (graph->depth() > context_.options.maxNestingDepth) {
+      fail(node->describe(), fmt::format("attribute '{}': subgraphs nest deeper than {} levels",
+                                         attrName, context_.options.maxNestingDepth));
+    }
+    importGraph(proto, *graph);
+    return graph;
+  }
+
+  Attribute importAttribute(onnx::AttributeProto& proto, Node* node) {
+    Attribute attr;
+    attr.name = proto.name();
+    std::string subject = fmt::format("{} attribute '{}'", node->describe(), attr.name);
+    if (proto.has_type()) attr.kind = static_cast<AttrKind>(proto.type());
+    attr.docString = proto.doc_string();
+    attr.refAttrName = proto.ref_attr_name();
+    if (proto.has_f()) {
+      attr.f = proto.f();
+      attr.presentFields |= 1;
+    }
+    if (proto.has_i()) {
+      attr.i = proto.i();
+      attr.presentFields |= 2;
+    }
+    if (proto.has_s()) {
+      attr.s = std::move(*proto.mutable_s());
+      attr.presentFields |= 4;
+    }
+    if (proto.has_t()) {
+      attr.t = std::make_shared<Tensor>(
+          importTensorProto(std::move(*proto.mutable_t()), context_, subject));
+      attr.presentFields |= 8;
+    }
+    if (proto.has_g()) {
+      attr.g = importSubgraph(*proto.mutable_g(), node, attr.name);
+      attr.presentFields |= 16;
+    }
+    if (proto.has_sparse_tensor() && proto.has_tp()) {
+      fail(subject, "carries both sparse_tensor and tp");
+    }
+    if (proto.has_sparse_tensor()) {
+      attr.opaqueSingle = serializeOpaque(proto.sparse_tensor());
+      attr.presentFields |= 32;
+    }
+    if (proto.has_tp()) {
+      attr.opaqueSingle = serializeOpaque(proto.tp());
+      attr.presentFields |= 64;
+    }
+    attr.floats.assign(proto.floats().begin(), proto.floats().end());
+    attr.ints.assign(proto.ints().begin(), proto.ints().end());
+    for (std::string& s : *proto.mutable_strings()) attr.strings.push_back(std::move(s));
+    for (onnx::TensorProto& tensor : *proto.mutable_tensors()) {
+      attr.tensors.push_back(
+          std::make_shared<Tensor>(importTensorProto(std::move(tensor), context_, subject)));
+    }
+    for (onnx::GraphProto& graph : *proto.mutable_graphs()) {
+      attr.graphs.push_back(importSubgraph(graph, node, attr.name));
+    }
+    // One opaque list: which field it came from is told by the attribute's type.
+    if (!proto.sparse_tensors().empty()) {
+      if (attr.kind != AttrKind::SparseTensors || !proto.type_protos().empty()) {
+        fail(subject, "carries sparse_tensors but is not of type SPARSE_TENSORS");
+      }
+      for (const auto& sparse : proto.sparse_tensors()) {
+        attr.opaqueList.push_back(serializeOpaque(sparse));
+      }
+    }
+    if (!proto.type_protos().empty()) {
+      if (attr.kind != AttrKind::TypeProtos) {
+        fail(subject, "carries type_protos but is not of type TYPE_PROTOS");
+      }
+      for (const auto& tp : proto.type_protos()) attr.opaqueList.push_back(serializeOpaque(tp));
+    }
+    attr.unknownFields = saveUnknownFields(proto);
+    return attr;
+  }
+
+  void importOutputs(onnx::GraphProto& proto, Graph& graph,
+                     std::unordered_set<const Value*>& typed) {
+    std::unordered_set<const Value*> listed;
+    for (int i = 0; i < proto.output_size(); ++i) {
+      const onnx::ValueInfoProto& info = proto.output(i);
+      const std::string& name = info.name();
+      if (name.empty()) fail(fmt::format("graph output #{}", i), "has no name");
+      std::string subject = fmt::format("graph output '{}'", name);
+      Value* value = graph.lookupValue(name);
+      if (!value) fail(subject, "is not defined by any node, input or initializer");
+      graph.addOutput(value);
+      // The IR holds one type per value: a value already typed by a graph input (or an earlier
+      // listing as output) keeps that type. An initializer's own type is only derived from its
+      // tensor, so the output states it. Values of enclosing graphs keep their own.
+      bool firstTyping =
+          typed.insert(value).second ||
+          (value->isInitializer() && !value->isGraphInput() && !listed.contains(value));
+      listed.insert(value);
+      if (!firstTyping || value->graph() != &graph) continue;
+      value->setType(importType(info, subject));
+      value->interfaceDocString = info.doc_string();
+      value->interfaceUnknownFields = saveUnknownFields(info);
+    }
+  }
+
+  void importValueInfos(onnx::GraphProto& proto, Graph& graph,
+                        const std::unordered_set<const Value*>& typed) {
+    for (int i = 0; i < proto.value_info_size(); ++i) {
+      const onnx::ValueInfoProto& info = proto.value_info(i);
+      Value* value = info.name().empty() ? nullptr : graph.findValue(info.name());
+      if (!value || value->inValueInfo) {
+        graph.orphanValueInfos.push_back(serializeOpaque(info));
+        continue;
+      }
+      ValueType type = importType(info, fmt::format("value_info '{}'", info.name()));
+      if (typed.contains(value) && !(type == value->type())) {
+        // The interface already states another type for it: keep this entry as it was.
+        graph.orphanValueInfos.push_back(serializeOpaque(info));
+        continue;
+      }
+      value->setType(std::move(type));
+      value->inValueInfo = true;
+      value->docString = info.doc_string();
+      value->valueInfoUnknownFields = saveUnknownFields(info);
+    }
+  }
+
+  const ImportContext& context_;
+  Model& model_;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> importModelProto(onnx::ModelProto&& proto, const ImportContext& context) {
+  auto model = std::make_unique<Model>();
+  Importer(context, *model).importModel(proto);
+  return model;
+}
+
+}  // namespace qopt::detail
