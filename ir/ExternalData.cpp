@@ -73,7 +73,7 @@ class KeepLayoutPlacer final : public TensorPlacer {
   void writeDataFiles() override {
     for (const auto& [target, source] : copies_) {
       std::error_code ec;
-      if (fs::equivalent(target, source, ec)) continue;  // saved next to its data
+      if (target == source || fs::equivalent(target, source, ec)) continue;  // next to its data
       fs::create_directories(target.parent_path(), ec);
       copyFileAtomically(source, target);
     }

@@ -139,9 +139,12 @@ const std::set<std::pair<uint32_t, uint32_t>> kModelFields = {{1, 0},  {2, 2},  
 onnx::ModelProto parseModelBytes(std::string_view bytes, const ImportContext& context) {
   onnx::ModelProto proto =
       parseOrExplain<onnx::ModelProto>(bytes, context, kModelFields, "an ONNX model");
-  if (!proto.has_ir_version() && !proto.has_graph()) {
+  if (!proto.has_graph()) {
+    // Other protobuf messages often parse as a ModelProto full of unknown fields.
     throw Error(ErrorKind::Input, context.displayName, {},
-                "not an ONNX model: it has neither an ir_version nor a graph");
+                proto.has_ir_version()
+                    ? "not an ONNX model: it has no graph"
+                    : "not an ONNX model: it has neither an ir_version nor a graph");
   }
   return proto;
 }
