@@ -148,10 +148,11 @@ decltype(auto) dispatchNumericOrBool(DataType type, Fn&& fn) {
   return dispatchNumeric(type, std::forward<Fn>(fn));
 }
 
-/// Normalises `axis` into [0, rank) (or [0, rank] with `inclusiveEnd`), else throws.
+/// Normalises `axis` in [-rank, rank) to [0, rank), else throws. With `inclusiveEnd` (Flatten,
+/// the opset < 13 softmax coercion) `axis` may also equal rank.
 inline int64_t normalizeAxis(int64_t axis, int64_t rank, bool inclusiveEnd = false) {
   int64_t limit = inclusiveEnd ? rank + 1 : rank;
-  int64_t a = axis < 0 ? axis + limit : axis;
+  int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= limit) {
     throw Error(fmt::format("axis {} is out of range for rank {}", axis, rank));
   }

@@ -110,6 +110,43 @@ void loop(KernelContext& ctx) {
   }
 }
 
+/// One Scan over unbatched operands: the final states, then the stacked scan outputs.
+std::vector<Array> runScan(KernelContext& ctx, const Graph& body, std::vector<Array> state,
+                           const std::vector<Array>& scanInputs, std::vector<int64_t> inAxes,
+                           const std::vector<int64_t>& inDirs, const std::vector<int64_t>& outAxes,
+                           const std::vector<int64_t>& outDirs) {
+  size_t n = state.size();
+  size_t m = scanInputs.size();
+  size_t scans = outAxes.size();
+  int64_t length = -1;
+  for (size_t j = 0; j < m; ++j) {
+    inAxes[j] = normalizeAxis(inAxes[j], scanInputs[j].rank());
+    int64_t len = scanInputs[j].shape()[inAxes[j]];
+    if (length >= 0 && len != length) ctx.fail("scan inputs have different lengths");
+    length = len;
+  }
+  std::vector<std::vector<Array>> parts(scans);
+  std::vector<Array> inputs(n + m);
+  for (int64_t t = 0; t < length; ++t) {
+    for (size_t i = 0; i < n; ++i) inputs[i] = std::move(state[i]);
+    for (size_t j = 0; j < m; ++j) {
+      int64_t index = inDirs[j] != 0 ? length - 1 - t : t;
+      inputs[n + j] = takeSlice(scanInputs[j], inAxes[j], index);
+    }
+    std::vector<Array> outs = ctx.interpreter.runSubgraph(body, inputs, ctx.outerLookup);
+    if (outs.size() != n + scans) ctx.fail("the body's outputs do not match the node's");
+    for (size_t i = 0; i < n; ++i) state[i] = std::move(outs[i]);
+    for (size_t k = 0; k < scans; ++k) parts[k].push_back(std::move(outs[n + k]));
+  }
+  std::vector<Array> results = std::move(state);
+  for (size_t k = 0; k < scans; ++k) {
+    auto [type, shape] = declaredType(body.outputs()[n + k]);
+    results.push_back(stack(ctx, parts[k], outAxes[k], outDirs[k] != 0, type, shape));
+  }
+  return results;
+}
+
+/// Scan 9+: states, then num_scan_inputs scanned inputs, axes and directions per operand.
 void scan(KernelContext& ctx) {
   const Graph& body = graphAttr(ctx, "body");
   int64_t numScanInputs = ctx.node.attrInt("num_scan_inputs", -1);
@@ -126,33 +163,46 @@ void scan(KernelContext& ctx) {
   if (inAxes.size() != m || inDirs.size() != m || outAxes.size() != scans || outDirs.size() != scans) {
     ctx.fail("scan axes/directions attributes do not match the inputs and outputs");
   }
-  int64_t length = -1;
-  for (size_t j = 0; j < m; ++j) {
-    const Array& x = ctx.in(n + j);
-    inAxes[j] = normalizeAxis(inAxes[j], x.rank());
-    int64_t len = x.shape()[inAxes[j]];
-    if (length >= 0 && len != length) ctx.fail("scan inputs have different lengths");
-    length = len;
-  }
-  std::vector<Array> state;
+  std::vector<Array> state, scanInputs;
   for (size_t i = 0; i < n; ++i) state.push_back(ctx.in(i));
-  std::vector<std::vector<Array>> parts(scans);
-  std::vector<Array> inputs(n + m);
-  for (int64_t t = 0; t < length; ++t) {
-    for (size_t i = 0; i < n; ++i) inputs[i] = std::move(state[i]);
-    for (size_t j = 0; j < m; ++j) {
-      int64_t index = inDirs[j] != 0 ? length - 1 - t : t;
-      inputs[n + j] = takeSlice(ctx.in(n + j), inAxes[j], index);
-    }
-    std::vector<Array> outs = ctx.interpreter.runSubgraph(body, inputs, ctx.outerLookup);
-    if (outs.size() != n + scans) ctx.fail("the body's outputs do not match the node's");
-    for (size_t i = 0; i < n; ++i) state[i] = std::move(outs[i]);
-    for (size_t k = 0; k < scans; ++k) parts[k].push_back(std::move(outs[n + k]));
+  for (size_t j = 0; j < m; ++j) scanInputs.push_back(ctx.in(n + j));
+  std::vector<Array> results = runScan(ctx, body, state, scanInputs, inAxes, inDirs, outAxes, outDirs);
+  for (size_t i = 0; i < results.size(); ++i) ctx.outputs[i] = std::move(results[i]);
+}
+
+/// Scan 8: every operand has a leading batch axis (scan inputs [batch, sequence, ...]) and an
+/// optional first input gives per-batch sequence lengths; each batch entry scans on its own.
+void scanBatched(KernelContext& ctx) {
+  const Graph& body = graphAttr(ctx, "body");
+  int64_t numScanInputs = ctx.node.attrInt("num_scan_inputs", -1);
+  if (numScanInputs < 1 || static_cast<size_t>(numScanInputs) + 1 > ctx.numInputs()) {
+    ctx.fail("num_scan_inputs is missing or out of range");
   }
-  for (size_t i = 0; i < n; ++i) ctx.outputs[i] = std::move(state[i]);
-  for (size_t k = 0; k < scans; ++k) {
-    auto [type, shape] = declaredType(body.outputs()[n + k]);
-    ctx.outputs[n + k] = stack(ctx, parts[k], outAxes[k], outDirs[k] != 0, type, shape);
+  size_t m = static_cast<size_t>(numScanInputs);
+  size_t n = ctx.numInputs() - 1 - m;
+  size_t scans = ctx.outputs.size() - n;
+  std::vector<int64_t> dirs = ctx.node.attrInts("directions", std::vector<int64_t>(m, 0));
+  if (dirs.size() != m) ctx.fail("directions does not match the scan inputs");
+  int64_t batch = ctx.in(1).rank() > 0 ? ctx.in(1).shape()[0] : 0;
+  if (const Array* lens = ctx.optIn(0)) {
+    int64_t full = ctx.in(1 + n).rank() > 1 ? ctx.in(1 + n).shape()[1] : 0;
+    for (int64_t len : lens->toInt64Vector()) {
+      if (len != full) ctx.fail("sequence_lens shorter than the sequence are not supported");
+    }
+  }
+  std::vector<std::vector<Array>> perBatch(n + scans);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Array> state, scanInputs;
+    for (size_t i = 0; i < n; ++i) state.push_back(takeSlice(ctx.in(1 + i), 0, b));
+    for (size_t j = 0; j < m; ++j) scanInputs.push_back(takeSlice(ctx.in(1 + n + j), 0, b));
+    std::vector<Array> results = runScan(ctx, body, state, scanInputs, std::vector<int64_t>(m, 0),
+                                         dirs, std::vector<int64_t>(scans, 0),
+                                         std::vector<int64_t>(scans, 0));
+    for (size_t i = 0; i < results.size(); ++i) perBatch[i].push_back(std::move(results[i]));
+  }
+  for (size_t i = 0; i < n + scans; ++i) {
+    auto [type, shape] = declaredType(body.outputs()[i]);
+    ctx.outputs[i] = stack(ctx, perBatch[i], 0, false, type, shape);
   }
 }
 
@@ -161,6 +211,7 @@ void scan(KernelContext& ctx) {
 void registerControlFlowKernels(KernelRegistry& r) {
   r.add("", "If", 1, ifOp);
   r.add("", "Loop", 1, loop);
+  r.add("", "Scan", 8, scanBatched);
   r.add("", "Scan", 9, scan);
 }
 
