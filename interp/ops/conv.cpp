@@ -142,14 +142,12 @@ WindowGeometry transposeGeometry(const KernelContext& ctx, const Shape& x, const
     const bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
     if (!outputShape.empty() || same) {
       const int64_t out = !outputShape.empty() ? outputShape[a] : g.input[a] * g.strides[a];
+      // A negative total (output_shape larger than the input reaches) extends the output with
+      // positions no input contributes to. Halves round down, as in ONNX's reference.
       const int64_t total = full - out;
-      if (total < 0) {
-        ctx.fail(fmt::format("output_shape {} is larger than the {} the input can produce on "
-                             "spatial axis {}",
-                             out, full, a));
-      }
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
       // ONNX: SAME_UPPER puts the extra pad at the end, anything else at the beginning.
-      g.padsBegin[a] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.padsBegin[a] = autoPad == "SAME_UPPER" ? half : total - half;
       g.padsEnd[a] = total - g.padsBegin[a];
       g.output[a] = out;
     } else {

@@ -1,0 +1,227 @@
+// Normalization kernels for inference: BatchNormalization, InstanceNormalization and
+// LayerNormalization (with its optional Mean and InvStdDev outputs).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+#include "KernelSupport.h"
+#include "ThreadPool.h"
+
+namespace qopt::interp {
+
+namespace {
+
+// Whether the model uses output `i` (it exists and is not an omitted optional output).
+bool wantsOutput(const KernelContext& ctx, size_t i) {
+  const Value* v = ctx.node.output(i);
+  return v != nullptr && !v->isAbsent();
+}
+
+// Per-channel parameters as float (any float type in the model), checked to have `channels`
+// elements.
+std::vector<float> channelParam(const KernelContext& ctx, const Array& a, const char* what,
+                                int64_t channels) {
+  if (!isFloatingPoint(a.dataType())) {
+    ctx.fail(fmt::format("{} must be a floating point tensor", what));
+  }
+  if (a.numel() != channels || a.rank() != 1) {
+    ctx.fail(fmt::format("{} must have shape [{}], got {}", what, channels, shapeString(a.shape())));
+  }
+  return a.toFloatVector();
+}
+
+// y = x * a[c] + b[c] over planes of `inner` elements, c = plane % channels.
+template <class T>
+void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes, int64_t channels,
+                      int64_t inner, const std::vector<float>& a, const std::vector<float>& b) {
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner));
+  parallelFor(ctx.pool, planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const size_t c = static_cast<size_t>(p % channels);
+      const ComputeT<T> scale = a[c], shift = b[c];
+      const T* xs = x + p * inner;
+      T* ys = y + p * inner;
+      for (int64_t i = 0; i < inner; ++i) ys[i] = fromCompute<T>(toCompute(xs[i]) * scale + shift);
+    }
+  });
+}
+
+void batchNormKernel(KernelContext& ctx) {
+  if (ctx.node.attrInt("training_mode", 0) != 0) {
+    ctx.fail("training_mode=1 is not supported: the interpreter runs BatchNormalization for "
+             "inference only (export the model in eval mode)");
+  }
+  if (wantsOutput(ctx, 1) || wantsOutput(ctx, 2)) {
+    ctx.fail("the running mean/variance outputs exist only in training mode, which the "
+             "interpreter does not run");
+  }
+  const Array& x = ctx.in(0);
+  if (x.rank() < 2) ctx.fail(fmt::format("input must have rank >= 2, got {}", shapeString(x.shape())));
+  const int64_t channels = x.dim(1);
+  const std::vector<float> scale = channelParam(ctx, ctx.in(1), "scale", channels);
+  const std::vector<float> bias = channelParam(ctx, ctx.in(2), "B", channels);
+  const std::vector<float> mean = channelParam(ctx, ctx.in(3), "input_mean", channels);
+  const std::vector<float> var = channelParam(ctx, ctx.in(4), "input_var", channels);
+  const float epsilon = ctx.node.attrFloat("epsilon", 1e-5f);
+  // As ONNX Runtime: y = x * (scale / sqrt(var + eps)) + (B - mean * scale / sqrt(var + eps)),
+  // in float.
+  std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
+  for (size_t c = 0; c < a.size(); ++c) {
+    a[c] = scale[c] / std::sqrt(var[c] + epsilon);
+    b[c] = bias[c] - mean[c] * a[c];
+  }
+  Array y(x.dataType(), x.shape());
+  dispatchFloat(x.dataType(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    affinePerChannel<T>(ctx, x.data<T>(), y.data<T>(), x.dim(0) * channels, channels,
+                        product(x.shape(), 2), a, b);
+  });
+  ctx.outputs[0] = std::move(y);
+}
+
+void instanceNormKernel(KernelContext& ctx) {
+  const Array& x = ctx.in(0);
+  if (x.rank() < 3) ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
+  const int64_t channels = x.dim(1);
+  const std::vector<float> scale = channelParam(ctx, ctx.in(1), "scale", channels);
+  const std::vector<float> bias = channelParam(ctx, ctx.in(2), "B", channels);
+  const double epsilon = ctx.node.attrFloat("epsilon", 1e-5f);
+  const int64_t planes = x.dim(0) * channels;
+  const int64_t inner = product(x.shape(), 2);
+  Array y(x.dataType(), x.shape());
+  dispatchFloat(x.dataType(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    parallelFor(ctx.pool, planes, 1, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* xs = xp + p * inner;
+        // Two passes in double: the mean first, then the centred variance.
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(toCompute(xs[i]));
+        const double mean = inner > 0 ? sum / static_cast<double>(inner) : 0.0;
+        double sq = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = static_cast<double>(toCompute(xs[i])) - mean;
+          sq += d * d;
+        }
+        const double var = inner > 0 ? sq / static_cast<double>(inner) : 0.0;
+        const size_t c = static_cast<size_t>(p % channels);
+        const double a = scale[c] / std::sqrt(var + epsilon);
+        const double b = bias[c] - mean * a;
+        T* ys = yp + p * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(toCompute(xs[i]) * a + b));
+        }
+      }
+    });
+  });
+  ctx.outputs[0] = std::move(y);
+}
+
+// Scale and B broadcast unidirectionally to the normalized shape x.shape[axis:]; returns a
+// float copy expanded to `inner` elements.
+std::vector<float> expandToInner(const KernelContext& ctx, const Array& p, const char* what,
+                                 const Shape& xShape, int64_t axis, int64_t inner) {
+  if (!isFloatingPoint(p.dataType())) ctx.fail(fmt::format("{} must be a floating point tensor", what));
+  const Shape target(xShape.begin() + axis, xShape.end());
+  const Shape& s = p.shape();
+  if (s.size() > target.size()) {
+    ctx.fail(fmt::format("{} of shape {} does not broadcast to {}", what, shapeString(s),
+                         shapeString(target)));
+  }
+  const size_t lead = target.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != 1 && s[i] != target[lead + i]) {
+      ctx.fail(fmt::format("{} of shape {} does not broadcast to {}", what, shapeString(s),
+                           shapeString(target)));
+    }
+  }
+  const std::vector<float> values = p.toFloatVector();
+  if (p.numel() == inner) return values;
+  std::vector<float> out(static_cast<size_t>(inner));
+  std::vector<int64_t> idx(target.size(), 0);
+  for (int64_t i = 0; i < inner; ++i) {
+    int64_t src = 0;
+    for (size_t d = 0; d < s.size(); ++d) src = src * s[d] + (s[d] == 1 ? 0 : idx[lead + d]);
+    out[static_cast<size_t>(i)] = values[static_cast<size_t>(src)];
+    for (size_t d = target.size(); d-- > 0;) {
+      if (++idx[d] < target[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+void layerNormKernel(KernelContext& ctx) {
+  const Array& x = ctx.in(0);
+  const int64_t axis = [&] {
+    try {
+      return normalizeAxis(ctx.node.attrInt("axis", -1), x.rank());
+    } catch (const Error& e) {
+      ctx.fail(e.cause());
+    }
+  }();
+  const int64_t stashType = ctx.node.attrInt("stash_type", 1);
+  if (stashType != 1) {
+    ctx.fail(fmt::format("stash_type {} is not supported (only 1, float)", stashType));
+  }
+  const double epsilon = ctx.node.attrFloat("epsilon", 1e-5f);
+  const int64_t outer = product(x.shape(), 0, static_cast<size_t>(axis));
+  const int64_t inner = product(x.shape(), static_cast<size_t>(axis));
+  const std::vector<float> scale = expandToInner(ctx, ctx.in(1), "Scale", x.shape(), axis, inner);
+  std::vector<float> bias;
+  if (const Array* b = ctx.optIn(2)) bias = expandToInner(ctx, *b, "B", x.shape(), axis, inner);
+  Shape statShape = x.shape();
+  std::fill(statShape.begin() + axis, statShape.end(), 1);
+  Array y(x.dataType(), x.shape());
+  const bool wantMean = wantsOutput(ctx, 1), wantInvStd = wantsOutput(ctx, 2);
+  // Mean and InvStdDev have the stash type (float).
+  Array meanOut, invStdOut;
+  if (wantMean) meanOut = Array(DataType::Float, statShape);
+  if (wantInvStd) invStdOut = Array(DataType::Float, statShape);
+  dispatchFloat(x.dataType(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner));
+    parallelFor(ctx.pool, outer, grain, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* xs = xp + r * inner;
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(toCompute(xs[i]));
+        const double mean = sum / static_cast<double>(inner);
+        double sq = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = static_cast<double>(toCompute(xs[i])) - mean;
+          sq += d * d;
+        }
+        const float meanF = static_cast<float>(mean);
+        const float invStd = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(inner) + epsilon));
+        T* ys = yp + r * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          const size_t s = static_cast<size_t>(i);
+          float v = (static_cast<float>(toCompute(xs[i])) - meanF) * invStd * scale[s];
+          if (!bias.empty()) v += bias[s];
+          ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v));
+        }
+        if (wantMean) meanOut.data<float>()[r] = meanF;
+        if (wantInvStd) invStdOut.data<float>()[r] = invStd;
+      }
+    });
+  });
+  ctx.outputs[0] = std::move(y);
+  if (wantMean) ctx.outputs[1] = std::move(meanOut);
+  if (wantInvStd) ctx.outputs[2] = std::move(invStdOut);
+}
+
+}  // namespace
+
+void registerNormalizationKernels(KernelRegistry& registry) {
+  registry.add("", "BatchNormalization", 9, batchNormKernel);
+  registry.add("", "InstanceNormalization", 6, instanceNormKernel);
+  registry.add("", "LayerNormalization", 17, layerNormKernel);
+}
+
+}  // namespace qopt::interp

@@ -1,0 +1,223 @@
+// Pooling kernels: MaxPool (with Indices), AveragePool, GlobalAveragePool and GlobalMaxPool.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "KernelSupport.h"
+#include "ThreadPool.h"
+#include "WindowGeometry.h"
+
+namespace qopt::interp {
+
+namespace {
+
+// Walks the taps of one output position: fn(inputOffset, inside) for every kernel offset, where
+// `inside` says whether the tap lies in the input (not in the padding) and `inPaddedExtent`
+// whether it lies within [-padsBegin, input + padsEnd) on every axis.
+struct WindowWalker {
+  const WindowGeometry& g;
+  std::vector<int64_t> start;  // first tap's input coordinate per axis
+  std::vector<int64_t> k;
+
+  explicit WindowWalker(const WindowGeometry& geometry)
+      : g(geometry),
+        start(static_cast<size_t>(geometry.spatialRank)),
+        k(static_cast<size_t>(geometry.spatialRank)) {}
+
+  void setOutput(const std::vector<int64_t>& o) {
+    for (size_t a = 0; a < start.size(); ++a) start[a] = o[a] * g.strides[a] - g.padsBegin[a];
+  }
+
+  template <class Fn>
+  void forEachTap(Fn&& fn) {
+    std::fill(k.begin(), k.end(), 0);
+    const size_t rank = k.size();
+    for (;;) {
+      int64_t offset = 0;
+      bool inside = true, inPadded = true;
+      for (size_t a = 0; a < rank; ++a) {
+        const int64_t i = start[a] + k[a] * g.dilations[a];
+        inside = inside && i >= 0 && i < g.input[a];
+        inPadded = inPadded && i >= -g.padsBegin[a] && i < g.input[a] + g.padsEnd[a];
+        offset = offset * g.input[a] + i;
+      }
+      fn(offset, inside, inPadded);
+      size_t a = rank;
+      while (a-- > 0) {
+        if (++k[a] < g.kernel[a]) break;
+        k[a] = 0;
+      }
+      if (a == static_cast<size_t>(-1)) return;
+    }
+  }
+};
+
+// Calls body(plane, outputCoords, outputIndex) for every output position, planes split across
+// the pool.
+template <class Body>
+void forEachOutput(const KernelContext& ctx, int64_t planes, const WindowGeometry& g, Body&& body) {
+  const int64_t outSize = g.outputSize();
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, outSize * g.kernelSize()));
+  parallelFor(ctx.pool, planes, grain, [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> o(static_cast<size_t>(g.spatialRank));
+    WindowWalker walker(g);
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      std::fill(o.begin(), o.end(), 0);
+      for (int64_t j = 0; j < outSize; ++j) {
+        walker.setOutput(o);
+        body(walker, plane, j);
+        for (size_t a = o.size(); a-- > 0;) {
+          if (++o[a] < g.output[a]) break;
+          o[a] = 0;
+        }
+      }
+    }
+  });
+}
+
+// Row-major offset -> column-major offset within one plane (MaxPool storage_order = 1).
+int64_t columnMajorOffset(int64_t offset, const std::vector<int64_t>& dims) {
+  int64_t result = 0, scale = 1;
+  std::vector<int64_t> idx(dims.size());
+  for (size_t a = dims.size(); a-- > 0;) {
+    idx[a] = offset % dims[a];
+    offset /= dims[a];
+  }
+  for (size_t a = 0; a < dims.size(); ++a) {
+    result += idx[a] * scale;
+    scale *= dims[a];
+  }
+  return result;
+}
+
+void maxPoolKernel(KernelContext& ctx) {
+  const Array& x = ctx.in(0);
+  WindowOptions options;
+  options.allowCeilMode = ctx.opset >= 10;
+  options.allowDilations = ctx.opset >= 10;
+  const WindowGeometry g = windowGeometry(ctx, x.shape(), options);
+  const int64_t storageOrder = ctx.node.attrInt("storage_order", 0);
+  if (storageOrder != 0 && storageOrder != 1) ctx.fail("storage_order must be 0 or 1");
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t inSize = g.inputSize(), outSize = g.outputSize();
+  const bool wantIndices = ctx.node.output(1) != nullptr && !ctx.node.output(1)->isAbsent();
+  Array y(x.dataType(), windowOutputShape(x.shape(), x.dim(1), g));
+  Array indices;
+  if (wantIndices) indices = Array(DataType::Int64, y.shape());
+  auto run = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeT<T>;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    int64_t* ip = wantIndices ? indices.data<int64_t>() : nullptr;
+    forEachOutput(ctx, planes, g, [&](WindowWalker& walker, int64_t plane, int64_t j) {
+      const T* xs = xp + plane * inSize;
+      C best = std::numeric_limits<C>::lowest();
+      int64_t bestOffset = -1;
+      walker.forEachTap([&](int64_t offset, bool inside, bool) {
+        if (!inside) return;
+        const C v = toCompute(xs[offset]);
+        if (bestOffset < 0 || v > best) {
+          best = v;
+          bestOffset = offset;
+        }
+      });
+      yp[plane * outSize + j] = fromCompute<T>(best);
+      if (ip != nullptr) {
+        // A window entirely in the padding has no element to point at.
+        ip[plane * outSize + j] =
+            bestOffset < 0 ? -1
+                           : plane * inSize + (storageOrder == 1
+                                                   ? columnMajorOffset(bestOffset, g.input)
+                                                   : bestOffset);
+      }
+    });
+  };
+  switch (x.dataType()) {
+    case DataType::Float: run(TypeTag<float>{}); break;
+    case DataType::Double: run(TypeTag<double>{}); break;
+    case DataType::Float16: run(TypeTag<Half>{}); break;
+    case DataType::BFloat16: run(TypeTag<BFloat16>{}); break;
+    case DataType::Int8: run(TypeTag<int8_t>{}); break;
+    case DataType::UInt8: run(TypeTag<uint8_t>{}); break;
+    default: ctx.fail(fmt::format("element type {} is not supported", dataTypeName(x.dataType())));
+  }
+  ctx.outputs[0] = std::move(y);
+  if (wantIndices) ctx.outputs[1] = std::move(indices);
+}
+
+void averagePoolKernel(KernelContext& ctx) {
+  const Array& x = ctx.in(0);
+  WindowOptions options;
+  options.allowCeilMode = ctx.opset >= 10;
+  options.allowDilations = ctx.opset >= 19;
+  const WindowGeometry g = windowGeometry(ctx, x.shape(), options);
+  const bool countPad = ctx.node.attrInt("count_include_pad", 0) != 0;
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t inSize = g.inputSize(), outSize = g.outputSize();
+  Array y(x.dataType(), windowOutputShape(x.shape(), x.dim(1), g));
+  dispatchFloat(x.dataType(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeT<T>;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    forEachOutput(ctx, planes, g, [&](WindowWalker& walker, int64_t plane, int64_t j) {
+      const T* xs = xp + plane * inSize;
+      C sum = 0;
+      int64_t count = 0;
+      walker.forEachTap([&](int64_t offset, bool inside, bool inPadded) {
+        if (inside) sum += toCompute(xs[offset]);
+        // count_include_pad counts the padding but not the overhang of a ceil_mode window.
+        if (countPad ? inPadded : inside) ++count;
+      });
+      yp[plane * outSize + j] = fromCompute<T>(count > 0 ? sum / static_cast<C>(count) : C(0));
+    });
+  });
+  ctx.outputs[0] = std::move(y);
+}
+
+template <bool kMax>
+void globalPoolKernel(KernelContext& ctx) {
+  const Array& x = ctx.in(0);
+  if (x.rank() < 3) ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
+  Shape outShape = x.shape();
+  std::fill(outShape.begin() + 2, outShape.end(), 1);
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t size = product(x.shape(), 2);
+  if (size == 0) ctx.fail("the spatial dims are empty");
+  Array y(x.dataType(), outShape);
+  dispatchFloat(x.dataType(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeT<T>;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    parallelFor(ctx.pool, planes, std::max<int64_t>(1, 4096 / size), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p) {
+        const T* xs = xp + p * size;
+        if constexpr (kMax) {
+          C best = toCompute(xs[0]);
+          for (int64_t i = 1; i < size; ++i) best = std::max(best, static_cast<C>(toCompute(xs[i])));
+          yp[p] = fromCompute<T>(best);
+        } else {
+          C sum = 0;
+          for (int64_t i = 0; i < size; ++i) sum += toCompute(xs[i]);
+          yp[p] = fromCompute<T>(sum / static_cast<C>(size));
+        }
+      }
+    });
+  });
+  ctx.outputs[0] = std::move(y);
+}
+
+}  // namespace
+
+void registerPoolKernels(KernelRegistry& registry) {
+  registry.add("", "MaxPool", 1, maxPoolKernel);
+  registry.add("", "AveragePool", 1, averagePoolKernel);
+  registry.add("", "GlobalAveragePool", 1, globalPoolKernel<false>);
+  registry.add("", "GlobalMaxPool", 1, globalPoolKernel<true>);
+}
+
+}  // namespace qopt::interp
