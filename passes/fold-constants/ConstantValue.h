@@ -1,0 +1,48 @@
+// What folding passes need to know about constants: the tensor a value always holds, and how to
+// put a new constant in place of an old one without leaving dead initializers or Constant nodes.
+//
+// Shared by fold-constants and fold-bn (each module compiles it; it holds no state).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qopt/ir/Graph.h"
+
+namespace qopt::fold {
+
+/// The tensor of a Constant node (value, value_float(s), value_int(s)), or nullopt with the
+/// reason in `why` (sparse and string values, references to function attributes).
+std::optional<Tensor> constantNodeTensor(const Node& node, std::string* why = nullptr);
+
+/// The tensor `value` holds on every run: an initializer that callers cannot override (not also
+/// a graph input), or the output of a Constant node. nullopt for anything else.
+std::optional<Tensor> constantOf(const Value* value);
+
+/// As constantOf, also looking through Identity and through Cast nodes whose result is exact
+/// here: floating point to floating point (rounded to nearest even, as ONNX's Cast), and
+/// integer-valued numbers that the target type holds. QAT exports wrap scales and zero points
+/// in such chains.
+std::optional<Tensor> constantThroughCasts(const Value* value);
+
+/// Whether constantOf(value) would give a tensor, without materialising it.
+bool isConstantValue(const Value* value);
+
+/// Makes every input slot in `uses` read `tensor`. When those slots all read one value that
+/// nothing else reads (an initializer that is not a graph input or output, or a Constant node's
+/// output), that value is rewritten in place and keeps its name; otherwise a new initializer
+/// named after `preferredName` is added to the graph of the first user and the old values are
+/// erased when nothing reads them any more. Returns the value the slots now read.
+Value* installConstant(const std::vector<Use>& uses, Tensor tensor, std::string_view preferredName);
+
+/// Erases `value` when nothing reads it: an unused initializer (kept when it is a graph input or
+/// output), or a node whose outputs are all unused, then, recursively, the inputs that node
+/// was the last reader of. Nodes holding subgraphs are left alone.
+void eraseIfUnused(Value* value);
+
+/// "tensor 'w'" for messages.
+std::string describeValue(const Value* value);
+
+}  // namespace qopt::fold

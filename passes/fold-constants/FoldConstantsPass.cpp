@@ -1,0 +1,263 @@
+// fold-constants: evaluates nodes whose inputs are all constant with the reference interpreter
+// and replaces their outputs by initializers. Shape and Size of a value whose shape is static
+// are constant too, and so is CastLike whatever its second input holds (only its type counts),
+// which lets shape arithmetic (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) and exporters'
+// CastLike/Expand chains fold away.
+//
+// Left alone, each with a remark: nodes whose result would exceed the size caps (a folded
+// ConstantOfShape must not blow up the model), QuantizeLinear/DequantizeLinear (quantized
+// weights stay quantized for TensorRT; fold-quantization=true folds them), nondeterministic ops,
+// nodes holding subgraphs, ops outside the default domain, and nodes the interpreter cannot run.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <new>
+#include <string_view>
+
+#include "ConstantValue.h"
+#include "NodeEvaluator.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+constexpr std::array<std::string_view, 6> kNondeterministicOps = {
+    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
+    "Bernoulli"};
+constexpr std::array<std::string_view, 3> kQuantizationOps = {
+    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"};
+
+bool contains(std::span<const std::string_view> list, std::string_view op) {
+  return std::find(list.begin(), list.end(), op) != list.end();
+}
+
+// The dims of `value` when they are known: a constant's, or a static type's.
+std::optional<std::vector<int64_t>> knownShape(const Value* value) {
+  if (value == nullptr) return std::nullopt;
+  if (fold::isConstantValue(value)) return fold::constantOf(value)->dims();
+  return value->type().staticShape();
+}
+
+class FoldConstantsPass : public Pass {
+ public:
+  FoldConstantsPass()
+      : Pass("fold-constants",
+             "Evaluates nodes whose inputs are all constant and replaces them by initializers") {}
+
+  void validateOptions() const override {
+    if (*maxOutputElements_ < 0) failOption("max-output-elements", "must not be negative");
+    if (*maxBytes_ < 0) failOption("max-bytes", "must not be negative");
+  }
+
+  PassResult run(Model& model, PassContext&) override {
+    PassResult result;
+    for (const char* name : {"nodes-folded", "initializers-added", "bytes-added", "nodes-kept"}) {
+      result.statistics[name] = 0;
+    }
+    foldGraph(model.graph(), result);
+    result.changed = result.statistics.get("nodes-folded") > 0;
+    return result;
+  }
+
+ private:
+  // What each input of `node` is, when all are known: its tensor, or an empty placeholder of
+  // the right type for CastLike's type-only input. nullopt when some input is not constant.
+  static std::optional<std::vector<std::optional<Tensor>>> constantInputs(const Node& node) {
+    std::vector<std::optional<Tensor>> inputs;
+    for (size_t i = 0; i < node.numInputs(); ++i) {
+      const Value* v = node.input(i);
+      if (v == nullptr) {
+        inputs.emplace_back();
+        continue;
+      }
+      if (fold::isConstantValue(v)) {
+        inputs.push_back(fold::constantOf(v));
+        continue;
+      }
+      bool typeOnly = node.is("CastLike") && i == 1 && v->type().isTensor() &&
+                      v->type().elemType != DataType::Undefined;
+      if (!typeOnly) return std::nullopt;
+      inputs.push_back(Tensor(v->type().elemType, {0}));
+    }
+    return inputs;
+  }
+
+  // Shape and Size of a value with known dims, without touching its data.
+  static std::optional<Tensor> shapeResult(const Node& node) {
+    if (!node.is("Shape") && !node.is("Size")) return std::nullopt;
+    std::optional<std::vector<int64_t>> dims = knownShape(node.input(0));
+    if (!dims) return std::nullopt;
+    if (node.is("Size")) {
+      int64_t size = 1;
+      for (int64_t d : *dims) size *= d;
+      return Tensor::fromInt64s(DataType::Int64, {}, {&size, 1});
+    }
+    auto rank = static_cast<int64_t>(dims->size());
+    auto clampAxis = [&](int64_t axis) { return std::clamp(axis < 0 ? axis + rank : axis, int64_t{0}, rank); };
+    int64_t start = clampAxis(node.attrInt("start", 0));
+    int64_t end = clampAxis(node.attrInt("end", rank));
+    std::vector<int64_t> slice;
+    for (int64_t i = start; i < end; ++i) slice.push_back((*dims)[static_cast<size_t>(i)]);
+    return Tensor::fromInt64s(DataType::Int64, {static_cast<int64_t>(slice.size())}, slice);
+  }
+
+  // Why `node` is not evaluated although its inputs are constant, or "" when it may be.
+  std::string whyKept(const Node& node, std::string& counter) const {
+    if (!node.domain().empty()) {
+      counter = "kept-domain";
+      return fmt::format("ops of domain '{}' are not evaluated", node.domain());
+    }
+    if (!node.subgraphs().empty()) {
+      counter = "kept-subgraph";
+      return "it holds subgraphs";
+    }
+    if (contains(kNondeterministicOps, node.opType()) ||
+        (node.is("Dropout") && node.input(2) != nullptr)) {
+      counter = "kept-nondeterministic";
+      return "its result is random";
+    }
+    if (contains(kQuantizationOps, node.opType()) && !*foldQuantization_) {
+      counter = "kept-quantization";
+      return "quantized weights stay quantized (fold-quantization=true folds them)";
+    }
+    for (const Value* out : node.outputs()) {
+      if (out->isGraphOutput()) {
+        counter = "kept-graph-output";
+        return fmt::format("its output '{}' is a graph output", out->name());
+      }
+    }
+    for (const Value* out : node.outputs()) {
+      std::optional<std::vector<int64_t>> dims = out->type().staticShape();
+      if (!dims) continue;
+      uint64_t elements = 1;
+      for (int64_t d : *dims) elements *= static_cast<uint64_t>(d);
+      std::string why = sizeProblem(elements, out->type().elemType);
+      if (!why.empty()) {
+        counter = "kept-too-large";
+        return why;
+      }
+    }
+    return {};
+  }
+
+  std::string sizeProblem(uint64_t elements, DataType type) const {
+    if (elements > static_cast<uint64_t>(*maxOutputElements_)) {
+      return fmt::format("its result has {} elements, over max-output-elements={}", elements,
+                         *maxOutputElements_);
+    }
+    std::optional<size_t> bytes = dataTypeStorageBytes(type, elements);
+    if (type != DataType::Undefined && (!bytes || *bytes > static_cast<uint64_t>(*maxBytes_))) {
+      return fmt::format("its result needs {} bytes, over max-bytes={}",
+                         bytes ? std::to_string(*bytes) : std::string("too many"), *maxBytes_);
+    }
+    return {};
+  }
+
+  void keep(const Node& node, const std::string& counter, const std::string& why,
+            PassResult& result) {
+    result.statistics.add("nodes-kept");
+    result.statistics.add(counter);
+    result.missed(node.describe(), "kept: " + why);
+  }
+
+  // Replaces the outputs of `node` by initializers holding `values` and erases it, with the
+  // constants only it read.
+  void replaceByInitializers(Node& node, std::vector<Tensor> values, PassResult& result) {
+    Graph& graph = *node.graph();
+    Model& model = graph.model();
+    std::vector<Value*> inputs;
+    for (Value* in : node.inputs()) {
+      if (in != nullptr && fold::isConstantValue(in)) inputs.push_back(in);
+    }
+    std::vector<std::pair<Value*, std::string>> renames;
+    for (size_t i = 0; i < node.numOutputs(); ++i) {
+      Value* out = node.output(i);
+      if (out->isAbsent() || !out->hasUses()) continue;
+      Tensor& tensor = values[i];
+      result.statistics.add("initializers-added");
+      result.statistics.add("bytes-added", static_cast<int64_t>(tensor.rawBytes().size()));
+      tensor.setName(model.uniqueValueName(out->name() + "_folded"));
+      Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(tensor)));
+      out->replaceAllUsesWith(init);
+      renames.emplace_back(init, out->name());
+    }
+    graph.eraseNode(&node);
+    // The outputs' names are free again: the initializers take them.
+    for (auto& [init, name] : renames) {
+      init->setName(name);
+      init->initializer()->setName(name);
+    }
+    for (Value* in : inputs) fold::eraseIfUnused(in);
+  }
+
+  void foldGraph(Graph& graph, PassResult& result) {
+    for (Node* node : graph.nodes()) {
+      if (*subgraphs_) {
+        for (Graph* body : node->subgraphs()) foldGraph(*body, result);
+      }
+      if (node->is("Constant") || node->numOutputs() == 0) continue;
+      std::optional<Tensor> shape = shapeResult(*node);
+      std::optional<std::vector<std::optional<Tensor>>> inputs;
+      if (!shape) {
+        inputs = constantInputs(*node);
+        if (!inputs) continue;
+      }
+      std::string counter;
+      std::string why = whyKept(*node, counter);
+      if (!why.empty()) {
+        keep(*node, counter, why, result);
+        continue;
+      }
+      std::vector<Tensor> values;
+      if (shape) {
+        values.push_back(std::move(*shape));
+      } else {
+        try {
+          values = fold::evaluateNode(*node, *inputs, static_cast<uint64_t>(*maxBytes_));
+        } catch (const Error& e) {
+          keep(*node, "kept-evaluation-failed", "evaluating it failed: " + e.cause(), result);
+          continue;
+        } catch (const std::bad_alloc&) {
+          keep(*node, "kept-evaluation-failed", "evaluating it ran out of memory", result);
+          continue;
+        }
+      }
+      for (size_t i = 0; i < values.size() && why.empty(); ++i) {
+        if (node->output(i)->hasUses()) {
+          why = sizeProblem(values[i].numElements(), values[i].dataType());
+        }
+      }
+      if (!why.empty()) {
+        keep(*node, "kept-too-large", why, result);
+        continue;
+      }
+      result.statistics.add("nodes-folded");
+      result.statistics.add("folded-" + node->opType());
+      replaceByInitializers(*node, std::move(values), result);
+    }
+  }
+
+  Option<int64_t> maxOutputElements_{*this, "max-output-elements", int64_t{1} << 22,
+                                     "Leave a node alone when one of its results has more "
+                                     "elements than this"};
+  Option<int64_t> maxBytes_{*this, "max-bytes", int64_t{16} << 20,
+                            "Leave a node alone when one of its results (or any tensor its "
+                            "evaluation allocates) needs more bytes than this"};
+  Option<bool> foldQuantization_{*this, "fold-quantization", false,
+                                 "Also fold QuantizeLinear/DequantizeLinear of constants "
+                                 "(quantized weights become float)"};
+  Option<bool> subgraphs_{*this, "subgraphs", true, "Also fold inside If/Loop/Scan bodies"};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "fold-constants", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::FoldConstantsPass>(); }};
+}
