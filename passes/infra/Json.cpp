@@ -297,6 +297,12 @@ Json& Json::operator[](std::string_view key) {
   return object.back().second;
 }
 
+const Json& Json::operator[](std::string_view key) const {
+  static const Json kNull;
+  const Json* member = find(key);
+  return member ? *member : kNull;
+}
+
 const Json* Json::find(std::string_view key) const {
   if (!isObject()) return nullptr;
   for (const auto& [k, v] : std::get<Object>(value_)) {

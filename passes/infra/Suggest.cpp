@@ -5,20 +5,25 @@
 
 namespace qopt {
 
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions, the most common
+// typing slip ("cuont" for "count").
 size_t editDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
+  const size_t n = a.size(), m = b.size();
+  std::vector<size_t> twoBack(m + 1), previous(m + 1), current(m + 1);
+  for (size_t j = 0; j <= m; ++j) previous[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    current[0] = i;
+    for (size_t j = 1; j <= m; ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        current[j] = std::min(current[j], twoBack[j - 2] + 1);
+      }
     }
+    twoBack.swap(previous);
+    previous.swap(current);
   }
-  return row[b.size()];
+  return previous[m];
 }
 
 std::optional<std::string> closestMatch(std::string_view typed,
@@ -32,6 +37,14 @@ std::optional<std::string> closestMatch(std::string_view typed,
     if (!best || distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
+    }
+  }
+  if (best || typed.size() < 3) return best;
+  // A shortened name ("max-iter") suggests the one option it abbreviates.
+  for (const std::string& candidate : candidates) {
+    if (candidate.size() > typed.size() && candidate.starts_with(typed)) {
+      if (best) return std::nullopt;  // ambiguous
+      best = candidate;
     }
   }
   return best;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassRegistry.h"

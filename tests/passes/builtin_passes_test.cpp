@@ -23,7 +23,7 @@ const PassRegistry& builtins() {
   return registry;
 }
 
-struct Run {
+struct PassOutcome {
   PassResult result;
   std::unique_ptr<PassContext> context = std::make_unique<PassContext>();
 };
@@ -34,11 +34,11 @@ class ResultKeeper : public PassInstrumentation {
   PassResult last;
 };
 
-Run runPass(Model& model, std::string_view pipeline) {
+PassOutcome runPass(Model& model, std::string_view pipeline) {
   PassManager manager(parsePipeline(pipeline, builtins()));
   ResultKeeper keeper;
   manager.addInstrumentation(keeper);
-  Run run;
+  PassOutcome run;
   manager.run(model, *run.context);
   run.result = keeper.last;
   EXPECT_TRUE(verifyModel(model).empty()) << "IR invalid after " << pipeline;
@@ -80,7 +80,7 @@ TEST(Dce, RemovesDeadChainsAndUnusedInitializersKeepsOutputs) {
   g.addOutput(out->output(0));
   g.addOutput(add->output(0));  // a graph output used by nobody is kept
 
-  Run run = runPass(*model, "dce");
+  PassOutcome run = runPass(*model, "dce");
   EXPECT_TRUE(run.result.changed);
   EXPECT_EQ(run.result.statistics.get("nodes-removed"), 2);
   EXPECT_EQ(run.result.statistics.get("initializers-removed"), 1);
@@ -89,7 +89,7 @@ TEST(Dce, RemovesDeadChainsAndUnusedInitializersKeepsOutputs) {
   EXPECT_EQ(run.context->nameMap().currentName("d2"), std::nullopt);
   EXPECT_EQ(run.context->nameMap().currentName("y"), "y");
 
-  Run again = runPass(*model, "dce");
+  PassOutcome again = runPass(*model, "dce");
   EXPECT_FALSE(again.result.changed);
 }
 
@@ -105,7 +105,7 @@ TEST(EliminateIdentity, RemovesIdentityAndKeepsOutputNames) {
   g.addOutput(idOut->output(0));
   g.addOutput(idInput->output(0));
 
-  Run run = runPass(*model, "eliminate-identity");
+  PassOutcome run = runPass(*model, "eliminate-identity");
   EXPECT_EQ(run.result.statistics.get("identity-removed"), 2);
   EXPECT_EQ(g.numNodes(), 3u);
   EXPECT_EQ(g.outputs()[0]->name(), "y");
@@ -136,11 +136,11 @@ TEST(EliminateIdentity, DropoutOnlyInInferenceModeWithUnusedMask) {
   g.addOutput(relu->output(0));
   g.addOutput(masked->output(1));
 
-  Run run = runPass(*model, "eliminate-identity");
+  PassOutcome run = runPass(*model, "eliminate-identity");
   EXPECT_EQ(run.result.statistics.get("dropout-removed"), 1);
   EXPECT_EQ(trained->input(0), x);
   EXPECT_EQ(run.result.remarks.size(), 2u);
-  Run none = runPass(*model, "eliminate-identity{dropout=false}");
+  PassOutcome none = runPass(*model, "eliminate-identity{dropout=false}");
   EXPECT_FALSE(none.result.changed);
 }
 
@@ -158,7 +158,7 @@ TEST(Canonicalize, LiftsConstantsUnderTheirNameAndConvertsClip) {
   clip->setAttr(Attribute::makeFloat("max", 6.0f));
   g.addOutput(clip->output(0));
 
-  Run run = runPass(*model, "canonicalize");
+  PassOutcome run = runPass(*model, "canonicalize");
   EXPECT_EQ(run.result.statistics.get("constants-lifted"), 1);
   EXPECT_EQ(run.result.statistics.get("clip-converted"), 1);
   Value* k = g.findValue("k");
@@ -180,7 +180,7 @@ TEST(Canonicalize, LeavesOldOpsetClipAlone) {
   Node* clip = op(g, "Clip", {x}, "y");
   clip->setAttr(Attribute::makeFloat("min", 0.0f));
   g.addOutput(clip->output(0));
-  Run run = runPass(*model, "canonicalize");
+  PassOutcome run = runPass(*model, "canonicalize");
   EXPECT_FALSE(run.result.changed);
   EXPECT_TRUE(clip->hasAttr("min"));
   ASSERT_EQ(run.result.remarks.size(), 1u);
@@ -198,7 +198,7 @@ TEST(DedupeInitializers, MergesIdenticalTensorsOnly) {
   Node* n3 = op(g, "Add", {n2->output(0), c}, "y");
   g.addOutput(n3->output(0));
 
-  Run run = runPass(*model, "dedupe-initializers");
+  PassOutcome run = runPass(*model, "dedupe-initializers");
   EXPECT_EQ(run.result.statistics.get("initializers-merged"), 1);
   EXPECT_EQ(run.result.statistics.get("bytes-saved"), 8);
   EXPECT_EQ(n2->input(1), a);
@@ -214,7 +214,7 @@ TEST(TopoSort, RestoresOrderAndReportsNoChangeWhenSorted) {
   Node* a = op(g, "Relu", {x}, "a");
   Node* b = op(g, "Neg", {a->output(0)}, "b");
   g.addOutput(b->output(0));
-  Run sorted = runPass(*model, "topo-sort");
+  PassOutcome sorted = runPass(*model, "topo-sort");
   EXPECT_FALSE(sorted.result.changed);
   b->moveBefore(a);
   EXPECT_FALSE(g.isTopologicallySorted());

@@ -11,6 +11,8 @@ TEST(Suggest, EditDistance) {
   EXPECT_EQ(editDistance("dce", ""), 3u);
   EXPECT_EQ(editDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(editDistance("canonicalise", "canonicalize"), 1u);
+  EXPECT_EQ(editDistance("cuont", "count"), 1u);  // a swap is one edit
+  EXPECT_EQ(editDistance("ab", "ba"), 1u);
 }
 
 TEST(Suggest, SuggestsOnlyNearMisses) {
@@ -22,6 +24,11 @@ TEST(Suggest, SuggestsOnlyNearMisses) {
   EXPECT_EQ(closestMatch("dce", names), std::nullopt);  // exact: nothing to suggest
   EXPECT_EQ(didYouMean("topo-srot", names), "; did you mean 'topo-sort'?");
   EXPECT_EQ(didYouMean("zzz", names), "");
+  // Prefixes of exactly one name.
+  EXPECT_EQ(closestMatch("elim", names), "eliminate-identity");
+  std::vector<std::string> options = {"max-iterations", "max-items-total"};
+  EXPECT_EQ(closestMatch("max-it", options), std::nullopt);  // a prefix of both
+  EXPECT_EQ(closestMatch("max-itera", options), "max-iterations");
 }
 
 }  // namespace

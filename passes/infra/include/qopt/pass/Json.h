@@ -54,6 +54,8 @@ class Json {
 
   /// Object member, inserted as null when missing (turns a null value into an object first).
   Json& operator[](std::string_view key);
+  /// Object member, or a null value when missing (reading never inserts).
+  const Json& operator[](std::string_view key) const;
   /// Object member or nullptr.
   const Json* find(std::string_view key) const;
   Json* find(std::string_view key);
