@@ -13,6 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import decoder  # noqa: E402
 import dynamic_quant  # noqa: E402
 import mobilenetv2  # noqa: E402
 import modelkit  # noqa: E402
@@ -30,6 +31,7 @@ MODEL_SETS = {
         "qoperator_convnet": lambda: qoperator.build(),
         "dynamic_quant_mlp": lambda: dynamic_quant.build_mlp(),
         "dynamic_quant_conv": lambda: dynamic_quant.build_conv(),
+        "decoder": lambda: decoder.build(),
     },
     "bench": {
         "resnet18_like": lambda: resnet.build(depth=18, image=224),

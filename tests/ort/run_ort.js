@@ -5,9 +5,10 @@
 //   node run_ort.js --model M.onnx --inputs DIR [--outputs DIR] [--threads N]
 //                   [--optimization disabled|basic|extended|all] [--runs N] [--warmup N]
 //
-// Inputs are read from DIR/<graph input name>.npy. Outputs are written as DIR/<index>.npy in the
-// order of the graph outputs, with DIR/outputs.json listing their names. With --runs, the model is
-// run that many times after --warmup runs and one JSON line with the latencies (ms) is printed.
+// Inputs are read from DIR/<graph input name>.npy. Each output is written to DIR/<name>.npy, with
+// characters outside [A-Za-z0-9_.-] replaced by '_' (as qopt-run names its files), and
+// DIR/outputs.json lists the output names in order. With --runs, the model is run that many times
+// after --warmup runs and one JSON line with the latencies (ms) is printed.
 'use strict';
 
 const fs = require('fs');
@@ -27,6 +28,10 @@ function parseArgs(argv) {
   }
   if (!options.model || !options.inputs) throw new Error('--model and --inputs are required');
   return options;
+}
+
+function fileStem(name) {
+  return name.replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
 function loadOrt() {
@@ -51,17 +56,17 @@ async function main() {
   });
   const feeds = {};
   for (const name of session.inputNames) {
-    const file = path.join(options.inputs, `${name}.npy`);
+    const file = path.join(options.inputs, `${fileStem(name)}.npy`);
     const { type, data, dims } = readNpy(file);
     feeds[name] = new ort.Tensor(type, data, dims);
   }
   let results = await session.run(feeds);
   if (options.outputs) {
     fs.mkdirSync(options.outputs, { recursive: true });
-    session.outputNames.forEach((name, i) => {
+    for (const name of session.outputNames) {
       const t = results[name];
-      writeNpy(path.join(options.outputs, `${i}.npy`), t.type, t.data, t.dims);
-    });
+      writeNpy(path.join(options.outputs, `${fileStem(name)}.npy`), t.type, t.data, t.dims);
+    }
     fs.writeFileSync(path.join(options.outputs, 'outputs.json'), JSON.stringify(session.outputNames));
   }
   if (options.runs > 0) {
