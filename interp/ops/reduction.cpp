@@ -70,36 +70,44 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
        }
       }
       std::fill(acc.begin(), acc.end(), init);
-      for (int64_t r = 0; r < n; ++r) {
-        const T* row = block + r * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          Acc v = static_cast<Acc>(toCompute(row[i]));
-          Acc& a = acc[static_cast<size_t>(i)];
-          switch (kind) {
-            case Reduce::Sum:
-            case Reduce::Mean:
-            case Reduce::LogSum: a += v; break;
-            case Reduce::Max:
-              if (v > a || std::isnan(static_cast<double>(v))) a = v;
-              break;
-            case Reduce::Min:
-              if (v < a || std::isnan(static_cast<double>(v))) a = v;
-              break;
-            case Reduce::Prod: a *= v; break;
-            case Reduce::L1:
-              if constexpr (std::is_unsigned_v<Acc>) {
-                a += v;
-              } else {
-                a += v < 0 ? -v : v;
-              }
-              break;
-            case Reduce::L2:
-            case Reduce::SumSquare: a += v * v; break;
-            case Reduce::LogSumExp:
-              if constexpr (std::is_floating_point_v<Acc>) a += std::exp(v - shift[i]);
-              break;
-          }
+      // The kind is resolved here, outside the loops, so each inner loop is branch-free.
+      auto rows = [&](auto step) {
+        for (int64_t r = 0; r < n; ++r) {
+          const T* row = block + r * inner;
+          for (int64_t i = 0; i < inner; ++i) step(acc[i], static_cast<Acc>(toCompute(row[i])), i);
         }
+      };
+      switch (kind) {
+        case Reduce::Sum:
+        case Reduce::Mean:
+        case Reduce::LogSum: rows([](Acc& a, Acc v, int64_t) { a += v; }); break;
+        case Reduce::Max:
+          rows([](Acc& a, Acc v, int64_t) {
+            if (v > a || std::isnan(static_cast<double>(v))) a = v;
+          });
+          break;
+        case Reduce::Min:
+          rows([](Acc& a, Acc v, int64_t) {
+            if (v < a || std::isnan(static_cast<double>(v))) a = v;
+          });
+          break;
+        case Reduce::Prod: rows([](Acc& a, Acc v, int64_t) { a *= v; }); break;
+        case Reduce::L1:
+          rows([](Acc& a, Acc v, int64_t) {
+            if constexpr (std::is_unsigned_v<Acc>) {
+              a += v;
+            } else {
+              a += v < 0 ? -v : v;
+            }
+          });
+          break;
+        case Reduce::L2:
+        case Reduce::SumSquare: rows([](Acc& a, Acc v, int64_t) { a += v * v; }); break;
+        case Reduce::LogSumExp:
+          if constexpr (std::is_floating_point_v<Acc>) {
+            rows([&shift](Acc& a, Acc v, int64_t i) { a += std::exp(v - shift[i]); });
+          }
+          break;
       }
       T* dst = out + o * inner;
       for (int64_t i = 0; i < inner; ++i) {
