@@ -292,6 +292,14 @@ void Node::moveAfter(Node* pos) {
 Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {}
 
 Graph::~Graph() {
+  // A subgraph dropped on its own (its node erased, its attribute removed) gives its values'
+  // names back to the model, which outlives it.
+  if (model_) {
+    for (auto& value : valuePool_) model_->releaseName(value->name_);
+    for (auto& node : nodePool_) {
+      for (auto& out : node->outputs_) model_->releaseName(out->name_);
+    }
+  }
   // Drop uses first so that destroying nodes in any order never touches freed values.
   for (auto& node : nodePool_) {
     node->inputs_.clear();

@@ -243,9 +243,13 @@ TEST(GraphErase, ErasingANodeDropsTheUsesOfItsSubgraphs) {
   Value* x = g.addInput("x", floatType({2}));
   Node* ifNode = addIfReading(g, cond, x, "a");
   ASSERT_EQ(x->uses().size(), 1u);
+  ASSERT_TRUE(m.isNameUsed("inner_a"));
   g.eraseNode(ifNode);
   EXPECT_FALSE(x->hasUses());
   EXPECT_FALSE(cond->hasUses());
+  // The branch's value names are free again.
+  EXPECT_FALSE(m.isNameUsed("inner_a"));
+  EXPECT_EQ(m.uniqueValueName("inner_a"), "inner_a");
 }
 
 TEST(GraphErase, RemovingOrReplacingASubgraphAttributeDropsItsOuterUses) {
@@ -257,6 +261,7 @@ TEST(GraphErase, RemovingOrReplacingASubgraphAttributeDropsItsOuterUses) {
   ASSERT_EQ(x->uses().size(), 1u);
   EXPECT_TRUE(ifNode->removeAttr("then_branch"));
   EXPECT_FALSE(x->hasUses());
+  EXPECT_FALSE(m.isNameUsed("inner_a"));
 
   Node* second = addIfReading(g, cond, x, "b");
   ASSERT_EQ(x->uses().size(), 1u);
