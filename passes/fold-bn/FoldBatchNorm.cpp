@@ -181,9 +181,7 @@ void installWeight(const WeightSource& source, const RescaledWeight& rescaled, N
 void eraseBatchNorm(Node& bn) {
   std::vector<Value*> params(bn.inputs().begin() + 1, bn.inputs().end());
   bn.graph()->eraseNode(&bn);
-  for (Value* v : params) {
-    if (v != nullptr) fold::eraseIfUnused(v);
-  }
+  fold::eraseIfUnused(params);
 }
 
 }  // namespace
@@ -253,11 +251,17 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
     std::optional<size_t> rank = rankOf(x);
     if (!rank) rank = rankOf(bn.output(0));
     if (!rank) rank = rankOf(linear->input(0));
-    if (!rank || *rank != 2) {
+    if (!rank) {
       return refuse("missed-matmul-rank",
-                    fmt::format("the output of {} is not known to have rank 2 (BatchNorm "
-                                "channels are axis 1; the weight scales the last axis)",
+                    fmt::format("the rank of the output of {} is not known (BatchNorm channels "
+                                "are axis 1; the weight scales the last axis)",
                                 linear->describe()));
+    }
+    if (*rank != 2) {
+      return refuse("missed-matmul-rank",
+                    fmt::format("the output of {} has rank {}: BatchNorm channels are axis 1, "
+                                "but the weight scales the last axis",
+                                linear->describe(), *rank));
     }
   }
 

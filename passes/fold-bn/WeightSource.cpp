@@ -320,8 +320,8 @@ std::optional<RescaledWeight> rescaleWeight(const WeightSource& source, const We
   };
   auto cannotNegate = [&](int64_t q, size_t c) {
     return refuse("missed-quantized-range",
-                  fmt::format("channel {} has a negative BatchNorm scale and the integer weight "
-                              "{}, whose negation {} does not hold",
+                  fmt::format("channel {} has a negative BatchNorm scale, and its integer weight "
+                              "{} has no negation in {}",
                               c, q, dataTypeName(quant.integerType)));
   };
 

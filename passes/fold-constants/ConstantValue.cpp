@@ -178,12 +178,13 @@ Value* installConstant(const std::vector<Use>& uses, Tensor tensor,
   tensor.setName(model.uniqueValueName(preferredName.empty() ? "const" : preferredName));
   Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(tensor)));
   for (const Use& use : uses) use.user->setInput(use.index, init);
-  for (Value* v : old) eraseIfUnused(v);
+  eraseIfUnused(old);
   return init;
 }
 
-void eraseIfUnused(Value* value) {
-  std::vector<Value*> work{value};
+void eraseIfUnused(std::span<Value* const> values) {
+  // Values are destroyed as they go: `erased` keeps a pointer from being read after that.
+  std::vector<Value*> work(values.rbegin(), values.rend());
   std::unordered_set<const Value*> erased;
   while (!work.empty()) {
     Value* v = work.back();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,8 +40,9 @@ Value* installConstant(const std::vector<Use>& uses, Tensor tensor, std::string_
 
 /// Erases `value` when nothing reads it: an unused initializer (kept when it is a graph input or
 /// output), or a node whose outputs are all unused, then, recursively, the inputs that node
-/// was the last reader of. Nodes holding subgraphs are left alone.
-void eraseIfUnused(Value* value);
+/// was the last reader of. Nodes holding subgraphs are left alone. `values` may repeat a value.
+void eraseIfUnused(std::span<Value* const> values);
+inline void eraseIfUnused(Value* value) { eraseIfUnused(std::span<Value* const>(&value, 1)); }
 
 /// "tensor 'w'" for messages.
 std::string describeValue(const Value* value);

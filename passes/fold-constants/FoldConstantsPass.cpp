@@ -192,7 +192,7 @@ class FoldConstantsPass : public Pass {
       init->setName(name);
       init->initializer()->setName(name);
     }
-    for (Value* in : inputs) fold::eraseIfUnused(in);
+    fold::eraseIfUnused(inputs);
   }
 
   void foldGraph(Graph& graph, PassResult& result) {
