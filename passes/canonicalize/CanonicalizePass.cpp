@@ -62,7 +62,9 @@ class CanonicalizePass : public Pass {
         continue;
       }
       DataType type = data->type().elemType;
-      std::string base = node->name().empty() ? std::string("clip") : node->name();
+      std::string base = !node->name().empty()           ? node->name()
+                         : !node->output(0)->isAbsent() ? node->output(0)->name()
+                                                        : std::string("clip");
       auto bound = [&](const Attribute* attr, const char* suffix) -> Value* {
         if (!attr) return nullptr;
         double value = attr->f;
