@@ -57,9 +57,7 @@ Options parseArgs(int argc, char** argv) {
       if (i + 1 >= argc) usageError(fmt::format("{} needs a value", flag));
       return argv[++i];
     };
-    auto is = [&](const std::string& flag) {
-      return arg == flag || arg.rfind(flag + "=", 0) == 0;
-    };
+    auto is = [&](const std::string& flag) { return arg == flag || arg.rfind(flag + "=", 0) == 0; };
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -101,9 +99,9 @@ qopt::interp::Array readInput(const fs::path& dir, const std::string& name) {
       throw e.withFile(pb.string());
     }
   }
-  throw qopt::Error(qopt::ErrorKind::Input, dir.string(), fmt::format("input '{}'", name),
-                    fmt::format("neither {} nor {} exists", npy.filename().string(),
-                                pb.filename().string()));
+  throw qopt::Error(
+      qopt::ErrorKind::Input, dir.string(), fmt::format("input '{}'", name),
+      fmt::format("neither {} nor {} exists", npy.filename().string(), pb.filename().string()));
 }
 
 qopt::interp::Array toNpyCompatible(const qopt::interp::Array& array) {
@@ -154,7 +152,8 @@ int run(const Options& options) {
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& name = graph.outputs()[i]->name();
-    qopt::interp::writeNpy(options.outputs / (fileStem(name) + ".npy"), toNpyCompatible(results[i]));
+    qopt::interp::writeNpy(options.outputs / (fileStem(name) + ".npy"),
+                           toNpyCompatible(results[i]));
   }
   return qopt::kExitOk;
 }

@@ -24,8 +24,9 @@ int64_t checkedNumel(const Shape& shape) {
   uint64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0) {
-      throw Error(ErrorKind::Input, {}, {},
-                  fmt::format("negative dimension {} in tensor shape [{}]", d, fmt::join(shape, ",")));
+      throw Error(
+          ErrorKind::Input, {}, {},
+          fmt::format("negative dimension {} in tensor shape [{}]", d, fmt::join(shape, ",")));
     }
     if (d != 0 && count > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) /
                               static_cast<uint64_t>(d)) {
@@ -56,8 +57,12 @@ class ArrayBuffer final : public Buffer {
 AllocationLimitScope::AllocationLimitScope(uint64_t maxBytes) : previous_(allocationLimit) {
   allocationLimit = maxBytes;
 }
-AllocationLimitScope::~AllocationLimitScope() { allocationLimit = previous_; }
-uint64_t currentAllocationLimit() { return allocationLimit; }
+AllocationLimitScope::~AllocationLimitScope() {
+  allocationLimit = previous_;
+}
+uint64_t currentAllocationLimit() {
+  return allocationLimit;
+}
 
 size_t arrayElementSize(DataType type) {
   if (type == DataType::String || type == DataType::Undefined) return 0;
@@ -77,7 +82,8 @@ Array::Array(DataType type, Shape shape) : type_(type), shape_(std::move(shape))
     return;
   }
   uint64_t bytes = static_cast<uint64_t>(numel_) * elementSize_;
-  if (elementSize_ != 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<uint64_t>::max() / elementSize_) {
+  if (elementSize_ != 0 &&
+      static_cast<uint64_t>(numel_) > std::numeric_limits<uint64_t>::max() / elementSize_) {
     throw Error(fmt::format("tensor of shape [{}] is too large", fmt::join(shape_, ",")));
   }
   if (bytes > allocationLimit) {
@@ -108,8 +114,9 @@ Array Array::fromTensor(const Tensor& tensor) {
   if (type == DataType::String) {
     Array a(type, shape);
     if (tensor.strings().size() != static_cast<size_t>(a.numel())) {
-      throw Error(ErrorKind::Input, {}, fmt::format("tensor '{}'", tensor.name()),
-                  fmt::format("has {} strings for {} elements", tensor.strings().size(), a.numel()));
+      throw Error(
+          ErrorKind::Input, {}, fmt::format("tensor '{}'", tensor.name()),
+          fmt::format("has {} strings for {} elements", tensor.strings().size(), a.numel()));
     }
     *a.strings_ = tensor.strings();
     return a;
@@ -118,10 +125,10 @@ Array Array::fromTensor(const Tensor& tensor) {
   std::span<const std::byte> raw = tensor.rawBytes();
   auto expected = dataTypeStorageBytes(type, static_cast<uint64_t>(numel));
   if (!expected || raw.size() != *expected) {
-    throw Error(ErrorKind::Input, {}, fmt::format("tensor '{}'", tensor.name()),
-                fmt::format("has {} bytes of data, expected {} for type {} and shape [{}]",
-                            raw.size(), expected.value_or(0), dataTypeName(type),
-                            fmt::join(shape, ",")));
+    throw Error(
+        ErrorKind::Input, {}, fmt::format("tensor '{}'", tensor.name()),
+        fmt::format("has {} bytes of data, expected {} for type {} and shape [{}]", raw.size(),
+                    expected.value_or(0), dataTypeName(type), fmt::join(shape, ",")));
   }
   if (isFourBit(type)) {
     Array a(type, std::move(shape));
@@ -194,21 +201,34 @@ double Array::getDouble(int64_t i) const {
     return v;
   };
   switch (type_) {
-    case DataType::Float: return load(static_cast<float*>(nullptr));
-    case DataType::Double: return load(static_cast<double*>(nullptr));
-    case DataType::Float16: return halfBitsToFloat(load(static_cast<uint16_t*>(nullptr)));
-    case DataType::BFloat16: return bfloat16BitsToFloat(load(static_cast<uint16_t*>(nullptr)));
+    case DataType::Float:
+      return load(static_cast<float*>(nullptr));
+    case DataType::Double:
+      return load(static_cast<double*>(nullptr));
+    case DataType::Float16:
+      return halfBitsToFloat(load(static_cast<uint16_t*>(nullptr)));
+    case DataType::BFloat16:
+      return bfloat16BitsToFloat(load(static_cast<uint16_t*>(nullptr)));
     case DataType::Int8:
-    case DataType::Int4: return load(static_cast<int8_t*>(nullptr));
+    case DataType::Int4:
+      return load(static_cast<int8_t*>(nullptr));
     case DataType::UInt8:
-    case DataType::UInt4: return load(static_cast<uint8_t*>(nullptr));
-    case DataType::Bool: return load(static_cast<uint8_t*>(nullptr)) != 0 ? 1.0 : 0.0;
-    case DataType::Int16: return load(static_cast<int16_t*>(nullptr));
-    case DataType::UInt16: return load(static_cast<uint16_t*>(nullptr));
-    case DataType::Int32: return load(static_cast<int32_t*>(nullptr));
-    case DataType::UInt32: return load(static_cast<uint32_t*>(nullptr));
-    case DataType::Int64: return static_cast<double>(load(static_cast<int64_t*>(nullptr)));
-    case DataType::UInt64: return static_cast<double>(load(static_cast<uint64_t*>(nullptr)));
+    case DataType::UInt4:
+      return load(static_cast<uint8_t*>(nullptr));
+    case DataType::Bool:
+      return load(static_cast<uint8_t*>(nullptr)) != 0 ? 1.0 : 0.0;
+    case DataType::Int16:
+      return load(static_cast<int16_t*>(nullptr));
+    case DataType::UInt16:
+      return load(static_cast<uint16_t*>(nullptr));
+    case DataType::Int32:
+      return load(static_cast<int32_t*>(nullptr));
+    case DataType::UInt32:
+      return load(static_cast<uint32_t*>(nullptr));
+    case DataType::Int64:
+      return static_cast<double>(load(static_cast<int64_t*>(nullptr)));
+    case DataType::UInt64:
+      return static_cast<double>(load(static_cast<uint64_t*>(nullptr)));
     case DataType::Float8E4M3FN:
     case DataType::Float8E4M3FNUZ:
     case DataType::Float8E5M2:
@@ -267,7 +287,8 @@ std::vector<float> Array::toFloatVector() const {
     if (numel_ > 0) std::memcpy(out.data(), bytes_, byteSize());
     return out;
   }
-  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = static_cast<float>(getDouble(i));
+  for (int64_t i = 0; i < numel_; ++i)
+    out[static_cast<size_t>(i)] = static_cast<float>(getDouble(i));
   return out;
 }
 

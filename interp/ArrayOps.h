@@ -23,6 +23,7 @@ void stridedCopy(const Array& in, int64_t base, const std::vector<int64_t>& stri
 Array transposeArray(const Array& a, const std::vector<int64_t>& perm, ThreadPool* pool = nullptr);
 
 /// Copies `count` elements between arrays of the same type.
-void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOffset, int64_t count);
+void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOffset,
+                  int64_t count);
 
 }  // namespace qopt::interp

@@ -2,6 +2,7 @@
 // the collapsed output and see, per input, a base offset and an inner stride of 0 or 1.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -60,6 +61,21 @@ class BroadcastLoop {
   int64_t numel_ = 1;
 };
 
+// Inner loops of binaryBroadcast, one per stride pattern. Outputs are always fresh arrays, so
+// the pointers never alias; saying so lets the compiler vectorize.
+template <class A, class B, class O, class Op>
+void rowBoth(const A* __restrict a, const B* __restrict b, O* __restrict o, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], b[i]);
+}
+template <class A, class B, class O, class Op>
+void rowScalarB(const A* __restrict a, B b, O* __restrict o, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], b);
+}
+template <class A, class B, class O, class Op>
+void rowScalarA(A a, const B* __restrict b, O* __restrict o, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) o[i] = op(a, b[i]);
+}
+
 /// out[i] = op(a[..], b[..]) over the broadcast of a and b; `o` has the broadcast shape.
 template <class A, class B, class O, class Op>
 void binaryBroadcast(const BroadcastLoop& loop, const A* a, const B* b, O* o, Op op,
@@ -67,21 +83,21 @@ void binaryBroadcast(const BroadcastLoop& loop, const A* a, const B* b, O* o, Op
   const int64_t n = loop.innerSize();
   const int64_t sa = loop.innerStride(0);
   const int64_t sb = loop.innerStride(1);
-  auto row = [&](int64_t outOffset, const int64_t* offsets, int64_t i0, int64_t i1) {
+  auto row = [a, b, o, sa, sb, op](int64_t outOffset, const int64_t* offsets, int64_t i0,
+                                   int64_t i1) {
     const A* pa = a + offsets[0];
     const B* pb = b + offsets[1];
     O* po = o + outOffset;
+    int64_t count = i1 - i0;
     if (sa == 1 && sb == 1) {
-      for (int64_t i = i0; i < i1; ++i) po[i] = op(pa[i], pb[i]);
+      rowBoth(pa + i0, pb + i0, po + i0, count, op);
     } else if (sa == 1) {
-      const B vb = pb[0];
-      for (int64_t i = i0; i < i1; ++i) po[i] = op(pa[i], vb);
+      rowScalarB(pa + i0, pb[0], po + i0, count, op);
     } else if (sb == 1) {
-      const A va = pa[0];
-      for (int64_t i = i0; i < i1; ++i) po[i] = op(va, pb[i]);
+      rowScalarA(pa[0], pb + i0, po + i0, count, op);
     } else {
       const O v = op(pa[0], pb[0]);
-      for (int64_t i = i0; i < i1; ++i) po[i] = v;
+      std::fill(po + i0, po + i1, v);
     }
   };
   if (loop.rows() == 1) {

@@ -37,8 +37,8 @@ struct GraphPlan {
   std::unordered_map<const Value*, int32_t> slotOf;
   std::unordered_map<const Value*, int32_t> constantOf;
   int32_t numSlots = 0;
-  std::vector<int32_t> inputSlots;          // graph inputs, in order
-  std::vector<int32_t> inputDefaults;       // constant index for IR<4 initializer inputs, or -1
+  std::vector<int32_t> inputSlots;     // graph inputs, in order
+  std::vector<int32_t> inputDefaults;  // constant index for IR<4 initializer inputs, or -1
   std::vector<Array> constants;
   std::vector<ValueRef> outputs;
   std::vector<Step> steps;
@@ -83,7 +83,9 @@ class MemoryTracker {
   uint64_t peak_ = 0;
 };
 
-std::string domainName(const std::string& domain) { return domain.empty() ? "ai.onnx" : domain; }
+std::string domainName(const std::string& domain) {
+  return domain.empty() ? "ai.onnx" : domain;
+}
 
 Error nodeError(const Node& node, int64_t opset, const std::string& cause,
                 ErrorKind kind = ErrorKind::Input) {
@@ -116,7 +118,8 @@ const GraphPlan& Interpreter::Plan::prepare(const Graph& graph, const KernelRegi
     try {
       gp->constants.push_back(Array::fromTensor(*v->initializer()));
     } catch (const Error& e) {
-      throw Error(e.kind(), model.sourcePath, fmt::format("initializer '{}'", v->name()), e.cause());
+      throw Error(e.kind(), model.sourcePath, fmt::format("initializer '{}'", v->name()),
+                  e.cause());
     }
   }
   for (Value* v : graph.inputs()) {
@@ -221,13 +224,15 @@ std::vector<Array> Interpreter::Plan::execute(
   };
   auto resolve = [&](const ValueRef& ref, const Node* node, int64_t opset) -> const Array* {
     switch (ref.kind) {
-      case ValueRef::Kind::Absent: return nullptr;
+      case ValueRef::Kind::Absent:
+        return nullptr;
       case ValueRef::Kind::Slot: {
         const Array& a = slots[static_cast<size_t>(ref.index)];
         if (a.valid()) return &a;
         break;
       }
-      case ValueRef::Kind::Constant: return &plan.constants[static_cast<size_t>(ref.index)];
+      case ValueRef::Kind::Constant:
+        return &plan.constants[static_cast<size_t>(ref.index)];
       case ValueRef::Kind::Outer:
         if (const Array* a = outer ? outer(ref.value) : nullptr) return a;
         break;
@@ -263,8 +268,7 @@ std::vector<Array> Interpreter::Plan::execute(
     inputs.clear();
     for (const ValueRef& ref : step.inputs) inputs.push_back(resolve(ref, &node, step.opset));
     outputs.assign(step.outputs.size(), Array());
-    KernelContext ctx{node,          inputs,     outputs, step.opset, threads,
-                      pool.get(),    self,       lookup};
+    KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, lookup};
     try {
       (*step.kernel)(ctx);
     } catch (const Error& e) {
@@ -340,7 +344,8 @@ void checkInputType(const Value& input, const Array& array, const std::string& f
   if (!type.shape) return;
   const std::vector<Dim>& dims = *type.shape;
   if (static_cast<int64_t>(dims.size()) != array.rank()) {
-    fail(fmt::format("expected rank {}, got shape [{}]", dims.size(), fmt::join(array.shape(), ",")));
+    fail(fmt::format("expected rank {}, got shape [{}]", dims.size(),
+                     fmt::join(array.shape(), ",")));
   }
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i].value && *dims[i].value != array.shape()[i]) {
@@ -404,7 +409,8 @@ std::vector<Array> Interpreter::runSubgraph(
     const std::function<const Array*(const Value*)>& outerLookup) {
   auto it = plan_->graphs.find(&graph);
   if (it == plan_->graphs.end()) {
-    throw Error(ErrorKind::Internal, graph.model().sourcePath, fmt::format("graph '{}'", graph.name),
+    throw Error(ErrorKind::Internal, graph.model().sourcePath,
+                fmt::format("graph '{}'", graph.name),
                 "this subgraph was not prepared by the interpreter");
   }
   const GraphPlan& plan = *it->second;
@@ -420,7 +426,8 @@ std::vector<Array> Interpreter::runSubgraph(
     Array& slot = slots[static_cast<size_t>(plan.inputSlots[i])];
     slot = inputs[i];
     // Balanced by the frame's release of the slot; the caller keeps its own reference counted.
-    if (plan_->tracker && slot.valid() && !plan_->tracker->excluded(slot)) plan_->tracker->add(slot);
+    if (plan_->tracker && slot.valid() && !plan_->tracker->excluded(slot))
+      plan_->tracker->add(slot);
   }
   return plan_->execute(*this, plan, slots, outerLookup, nullptr);
 }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -40,12 +42,55 @@ struct ComputeTypeOf<BFloat16> {
 template <class T>
 using ComputeT = typename ComputeTypeOf<T>::type;
 
+// Inline copies of qopt's half and bfloat16 conversions (ir/Tensor.cpp, round to nearest even):
+// kernels convert every element, so the call must not cross a library boundary.
+inline float halfToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  uint32_t exp = (bits >> 10) & 0x1Fu;
+  uint32_t mant = bits & 0x3FFu;
+  if (exp == 0) {
+    float f = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24
+    return sign ? -f : f;
+  }
+  uint32_t out =
+      exp == 31 ? (sign | 0x7F800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13));
+  return std::bit_cast<float>(out);
+}
+
+inline uint16_t floatToHalf(float value) {
+  uint32_t x = std::bit_cast<uint32_t>(value);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7FFFFFFFu;
+  if (absx >= 0x7F800000u) {
+    return static_cast<uint16_t>(sign | 0x7C00u |
+                                 (absx > 0x7F800000u ? 0x200u | ((absx >> 13) & 0x3FFu) : 0));
+  }
+  if (absx >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
+  if (absx < 0x38800000u) {
+    float f = std::bit_cast<float>(absx) + 0.5f;
+    return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(f) - 0x3F000000u));
+  }
+  uint32_t mantOdd = (absx >> 13) & 1u;
+  absx += 0xC8000FFFu + mantOdd;
+  return static_cast<uint16_t>(sign | (absx >> 13));
+}
+
+inline float bfloat16ToFloat(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+inline uint16_t floatToBFloat16(float value) {
+  uint32_t x = std::bit_cast<uint32_t>(value);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
 template <class T>
 inline ComputeT<T> toCompute(T v) {
   if constexpr (std::is_same_v<T, Half>) {
-    return halfBitsToFloat(v.bits);
+    return halfToFloat(v.bits);
   } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return bfloat16BitsToFloat(v.bits);
+    return bfloat16ToFloat(v.bits);
   } else {
     return v;
   }
@@ -54,34 +99,48 @@ inline ComputeT<T> toCompute(T v) {
 template <class T>
 inline T fromCompute(ComputeT<T> v) {
   if constexpr (std::is_same_v<T, Half>) {
-    return Half{floatToHalfBits(v)};
+    return Half{floatToHalf(v)};
   } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return BFloat16{floatToBFloat16Bits(v)};
+    return BFloat16{floatToBFloat16(v)};
   } else {
     return v;
   }
 }
 
 template <class T>
-inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                                 std::is_same_v<T, BFloat16>;
+inline constexpr bool kIsFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 template <class T>
 constexpr DataType dataTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DataType::Float;
-  else if constexpr (std::is_same_v<T, double>) return DataType::Double;
-  else if constexpr (std::is_same_v<T, Half>) return DataType::Float16;
-  else if constexpr (std::is_same_v<T, BFloat16>) return DataType::BFloat16;
-  else if constexpr (std::is_same_v<T, int8_t>) return DataType::Int8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return DataType::UInt8;
-  else if constexpr (std::is_same_v<T, int16_t>) return DataType::Int16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return DataType::UInt16;
-  else if constexpr (std::is_same_v<T, int32_t>) return DataType::Int32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return DataType::UInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DataType::Int64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return DataType::UInt64;
-  else if constexpr (std::is_same_v<T, bool>) return DataType::Bool;
-  else static_assert(sizeof(T) == 0, "no ONNX type for T");
+  if constexpr (std::is_same_v<T, float>)
+    return DataType::Float;
+  else if constexpr (std::is_same_v<T, double>)
+    return DataType::Double;
+  else if constexpr (std::is_same_v<T, Half>)
+    return DataType::Float16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return DataType::BFloat16;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DataType::Int8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DataType::UInt8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DataType::Int16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DataType::UInt16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DataType::Int32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DataType::UInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DataType::Int64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DataType::UInt64;
+  else if constexpr (std::is_same_v<T, bool>)
+    return DataType::Bool;
+  else
+    static_assert(sizeof(T) == 0, "no ONNX type for T");
 }
 
 template <class T>
@@ -97,11 +156,16 @@ struct TypeTag {
 template <class Fn>
 decltype(auto) dispatchFloat(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::Float: return fn(TypeTag<float>{});
-    case DataType::Double: return fn(TypeTag<double>{});
-    case DataType::Float16: return fn(TypeTag<Half>{});
-    case DataType::BFloat16: return fn(TypeTag<BFloat16>{});
-    default: unsupportedType(type, "here (floating point types only)");
+    case DataType::Float:
+      return fn(TypeTag<float>{});
+    case DataType::Double:
+      return fn(TypeTag<double>{});
+    case DataType::Float16:
+      return fn(TypeTag<Half>{});
+    case DataType::BFloat16:
+      return fn(TypeTag<BFloat16>{});
+    default:
+      unsupportedType(type, "here (floating point types only)");
   }
 }
 
@@ -109,15 +173,24 @@ decltype(auto) dispatchFloat(DataType type, Fn&& fn) {
 template <class Fn>
 decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::Int8: return fn(TypeTag<int8_t>{});
-    case DataType::UInt8: return fn(TypeTag<uint8_t>{});
-    case DataType::Int16: return fn(TypeTag<int16_t>{});
-    case DataType::UInt16: return fn(TypeTag<uint16_t>{});
-    case DataType::Int32: return fn(TypeTag<int32_t>{});
-    case DataType::UInt32: return fn(TypeTag<uint32_t>{});
-    case DataType::Int64: return fn(TypeTag<int64_t>{});
-    case DataType::UInt64: return fn(TypeTag<uint64_t>{});
-    default: unsupportedType(type, "here (integer types only)");
+    case DataType::Int8:
+      return fn(TypeTag<int8_t>{});
+    case DataType::UInt8:
+      return fn(TypeTag<uint8_t>{});
+    case DataType::Int16:
+      return fn(TypeTag<int16_t>{});
+    case DataType::UInt16:
+      return fn(TypeTag<uint16_t>{});
+    case DataType::Int32:
+      return fn(TypeTag<int32_t>{});
+    case DataType::UInt32:
+      return fn(TypeTag<uint32_t>{});
+    case DataType::Int64:
+      return fn(TypeTag<int64_t>{});
+    case DataType::UInt64:
+      return fn(TypeTag<uint64_t>{});
+    default:
+      unsupportedType(type, "here (integer types only)");
   }
 }
 
@@ -125,19 +198,32 @@ decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
 template <class Fn>
 decltype(auto) dispatchNumeric(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::Float: return fn(TypeTag<float>{});
-    case DataType::Double: return fn(TypeTag<double>{});
-    case DataType::Float16: return fn(TypeTag<Half>{});
-    case DataType::BFloat16: return fn(TypeTag<BFloat16>{});
-    case DataType::Int8: return fn(TypeTag<int8_t>{});
-    case DataType::UInt8: return fn(TypeTag<uint8_t>{});
-    case DataType::Int16: return fn(TypeTag<int16_t>{});
-    case DataType::UInt16: return fn(TypeTag<uint16_t>{});
-    case DataType::Int32: return fn(TypeTag<int32_t>{});
-    case DataType::UInt32: return fn(TypeTag<uint32_t>{});
-    case DataType::Int64: return fn(TypeTag<int64_t>{});
-    case DataType::UInt64: return fn(TypeTag<uint64_t>{});
-    default: unsupportedType(type, "here (numeric types only)");
+    case DataType::Float:
+      return fn(TypeTag<float>{});
+    case DataType::Double:
+      return fn(TypeTag<double>{});
+    case DataType::Float16:
+      return fn(TypeTag<Half>{});
+    case DataType::BFloat16:
+      return fn(TypeTag<BFloat16>{});
+    case DataType::Int8:
+      return fn(TypeTag<int8_t>{});
+    case DataType::UInt8:
+      return fn(TypeTag<uint8_t>{});
+    case DataType::Int16:
+      return fn(TypeTag<int16_t>{});
+    case DataType::UInt16:
+      return fn(TypeTag<uint16_t>{});
+    case DataType::Int32:
+      return fn(TypeTag<int32_t>{});
+    case DataType::UInt32:
+      return fn(TypeTag<uint32_t>{});
+    case DataType::Int64:
+      return fn(TypeTag<int64_t>{});
+    case DataType::UInt64:
+      return fn(TypeTag<uint64_t>{});
+    default:
+      unsupportedType(type, "here (numeric types only)");
   }
 }
 
@@ -159,18 +245,27 @@ inline int64_t normalizeAxis(int64_t axis, int64_t rank, bool inclusiveEnd = fal
   return a;
 }
 
+/// Product of shape[begin, end) (clamped to the shape).
 inline int64_t product(const Shape& shape, size_t begin = 0, size_t end = SIZE_MAX) {
+  end = std::min(end, shape.size());
+  begin = std::min(begin, end);
   int64_t p = 1;
-  for (size_t i = begin; i < std::min(end, shape.size()); ++i) p *= shape[i];
+  for (auto it = shape.begin() + static_cast<std::ptrdiff_t>(begin);
+       it != shape.begin() + static_cast<std::ptrdiff_t>(end); ++it) {
+    p *= *it;
+  }
   return p;
 }
 
-inline std::string shapeString(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+inline std::string shapeString(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ","));
+}
 
 /// Reads a scalar or 1-element tensor as double.
 inline double scalarValue(const Array& a, const char* what) {
   if (a.numel() != 1) {
-    throw Error(fmt::format("{} must have one element, got shape {}", what, shapeString(a.shape())));
+    throw Error(
+        fmt::format("{} must have one element, got shape {}", what, shapeString(a.shape())));
   }
   return a.getDouble(0);
 }

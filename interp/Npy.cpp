@@ -57,12 +57,14 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
   size_t headerLength;
   size_t headerStart;
   if (major == 1) {
-    headerLength = static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+    headerLength =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12) bad(file, "truncated header");
     headerLength = 0;
-    for (int i = 0; i < 4; ++i) headerLength |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+    for (int i = 0; i < 4; ++i)
+      headerLength |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
     headerStart = 12;
   } else {
     bad(file, fmt::format("unsupported format version {}", major));
@@ -104,14 +106,16 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
   size_t pos = 0;
   while (pos < dims.size()) {
     size_t next = dims.find(',', pos);
-    std::string_view item = dims.substr(pos, next == std::string_view::npos ? dims.size() - pos : next - pos);
+    std::string_view item =
+        dims.substr(pos, next == std::string_view::npos ? dims.size() - pos : next - pos);
     size_t b = item.find_first_not_of(" L");
     size_t e = item.find_last_not_of(" L");
     if (b != std::string_view::npos) {
       std::string digits(item.substr(b, e - b + 1));
       char* end = nullptr;
       long long v = std::strtoll(digits.c_str(), &end, 10);
-      if (end == digits.c_str() || *end != '\0' || v < 0) bad(file, fmt::format("bad dimension '{}'", digits));
+      if (end == digits.c_str() || *end != '\0' || v < 0)
+        bad(file, fmt::format("bad dimension '{}'", digits));
       shape.push_back(v);
     }
     if (next == std::string_view::npos) break;
@@ -128,8 +132,9 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
   }
   size_t dataStart = headerStart + headerLength;
   if (bytes.size() - dataStart != array.byteSize()) {
-    bad(file, fmt::format("{} bytes of data for dtype '{}' and shape [{}], expected {}",
-                          bytes.size() - dataStart, descr, fmt::join(shape, ","), array.byteSize()));
+    bad(file,
+        fmt::format("{} bytes of data for dtype '{}' and shape [{}], expected {}",
+                    bytes.size() - dataStart, descr, fmt::join(shape, ","), array.byteSize()));
   }
   if (array.byteSize() > 0) std::memcpy(array.bytes(), bytes.data() + dataStart, array.byteSize());
   if (swap) {
@@ -165,8 +170,7 @@ std::string serializeNpy(const Array& array) {
     }
   }
   if (descr.empty()) {
-    throw Error(fmt::format("element type {} has no .npy dtype",
-                            dataTypeName(array.dataType())));
+    throw Error(fmt::format("element type {} has no .npy dtype", dataTypeName(array.dataType())));
   }
   std::string shape = fmt::format("{}", fmt::join(array.shape(), ", "));
   if (array.rank() == 1) shape += ",";  // a one-element tuple: "(5,)"

@@ -19,7 +19,9 @@ const Graph& graphAttr(KernelContext& ctx, const char* name) {
 }
 
 bool conditionValue(KernelContext& ctx, const Array& a) {
-  if (a.numel() != 1) ctx.fail(fmt::format("the condition must have one element, got shape {}", shapeString(a.shape())));
+  if (a.numel() != 1)
+    ctx.fail(
+        fmt::format("the condition must have one element, got shape {}", shapeString(a.shape())));
   return a.getDouble(0) != 0;
 }
 
@@ -31,7 +33,8 @@ Array takeSlice(const Array& a, int64_t axis, int64_t index) {
   Array out(a.dataType(), shape);
   int64_t outer = product(a.shape(), 0, static_cast<size_t>(axis));
   int64_t inner = product(a.shape(), static_cast<size_t>(axis) + 1);
-  for (int64_t o = 0; o < outer; ++o) copyElements(a, (o * n + index) * inner, out, o * inner, inner);
+  for (int64_t o = 0; o < outer; ++o)
+    copyElements(a, (o * n + index) * inner, out, o * inner, inner);
   return out;
 }
 
@@ -54,7 +57,8 @@ Array stack(KernelContext& ctx, const std::vector<Array>& parts, int64_t axis, b
       ctx.fail(fmt::format("scan output changes shape across iterations: {} then {}",
                            shapeString(partShape), shapeString(part.shape())));
     }
-    for (int64_t o = 0; o < outer; ++o) copyElements(part, o * inner, out, (o * count + t) * inner, inner);
+    for (int64_t o = 0; o < outer; ++o)
+      copyElements(part, o * inner, out, (o * count + t) * inner, inner);
   }
   return out;
 }
@@ -72,7 +76,8 @@ void ifOp(KernelContext& ctx) {
   const Graph& branch = graphAttr(ctx, cond ? "then_branch" : "else_branch");
   std::vector<Array> results = ctx.interpreter.runSubgraph(branch, {}, ctx.outerLookup);
   if (results.size() != ctx.outputs.size()) {
-    ctx.fail(fmt::format("the branch has {} outputs, the node {}", results.size(), ctx.outputs.size()));
+    ctx.fail(
+        fmt::format("the branch has {} outputs, the node {}", results.size(), ctx.outputs.size()));
   }
   for (size_t i = 0; i < results.size(); ++i) ctx.outputs[i] = std::move(results[i]);
 }
@@ -157,16 +162,21 @@ void scan(KernelContext& ctx) {
   size_t n = ctx.numInputs() - m;
   size_t scans = ctx.outputs.size() >= n ? ctx.outputs.size() - n : 0;
   std::vector<int64_t> inAxes = ctx.node.attrInts("scan_input_axes", std::vector<int64_t>(m, 0));
-  std::vector<int64_t> inDirs = ctx.node.attrInts("scan_input_directions", std::vector<int64_t>(m, 0));
-  std::vector<int64_t> outAxes = ctx.node.attrInts("scan_output_axes", std::vector<int64_t>(scans, 0));
-  std::vector<int64_t> outDirs = ctx.node.attrInts("scan_output_directions", std::vector<int64_t>(scans, 0));
-  if (inAxes.size() != m || inDirs.size() != m || outAxes.size() != scans || outDirs.size() != scans) {
+  std::vector<int64_t> inDirs =
+      ctx.node.attrInts("scan_input_directions", std::vector<int64_t>(m, 0));
+  std::vector<int64_t> outAxes =
+      ctx.node.attrInts("scan_output_axes", std::vector<int64_t>(scans, 0));
+  std::vector<int64_t> outDirs =
+      ctx.node.attrInts("scan_output_directions", std::vector<int64_t>(scans, 0));
+  if (inAxes.size() != m || inDirs.size() != m || outAxes.size() != scans ||
+      outDirs.size() != scans) {
     ctx.fail("scan axes/directions attributes do not match the inputs and outputs");
   }
   std::vector<Array> state, scanInputs;
   for (size_t i = 0; i < n; ++i) state.push_back(ctx.in(i));
   for (size_t j = 0; j < m; ++j) scanInputs.push_back(ctx.in(n + j));
-  std::vector<Array> results = runScan(ctx, body, state, scanInputs, inAxes, inDirs, outAxes, outDirs);
+  std::vector<Array> results =
+      runScan(ctx, body, state, scanInputs, inAxes, inDirs, outAxes, outDirs);
   for (size_t i = 0; i < results.size(); ++i) ctx.outputs[i] = std::move(results[i]);
 }
 
@@ -195,9 +205,9 @@ void scanBatched(KernelContext& ctx) {
     std::vector<Array> state, scanInputs;
     for (size_t i = 0; i < n; ++i) state.push_back(takeSlice(ctx.in(1 + i), 0, b));
     for (size_t j = 0; j < m; ++j) scanInputs.push_back(takeSlice(ctx.in(1 + n + j), 0, b));
-    std::vector<Array> results = runScan(ctx, body, state, scanInputs, std::vector<int64_t>(m, 0),
-                                         dirs, std::vector<int64_t>(scans, 0),
-                                         std::vector<int64_t>(scans, 0));
+    std::vector<Array> results =
+        runScan(ctx, body, state, scanInputs, std::vector<int64_t>(m, 0), dirs,
+                std::vector<int64_t>(scans, 0), std::vector<int64_t>(scans, 0));
     for (size_t i = 0; i < results.size(); ++i) perBatch[i].push_back(std::move(results[i]));
   }
   for (size_t i = 0; i < n + scans; ++i) {

@@ -64,22 +64,26 @@ Equation parseEquation(KernelContext& ctx, const std::vector<const Array*>& oper
     start = comma + 1;
   }
   if (terms.size() != operands.size()) {
-    ctx.fail(fmt::format("the equation has {} operands, the node {}", terms.size(), operands.size()));
+    ctx.fail(
+        fmt::format("the equation has {} operands, the node {}", terms.size(), operands.size()));
   }
   Equation e;
   int64_t ellipsisRank = 0;
   for (size_t k = 0; k < terms.size(); ++k) {
-    int64_t explicitCount = static_cast<int64_t>(terms[k].letters.size()) - (terms[k].hasEllipsis ? 1 : 0);
+    int64_t explicitCount =
+        static_cast<int64_t>(terms[k].letters.size()) - (terms[k].hasEllipsis ? 1 : 0);
     int64_t rank = operands[k]->rank();
     if (terms[k].hasEllipsis ? rank < explicitCount : rank != explicitCount) {
-      ctx.fail(fmt::format("operand {} has rank {}, the equation gives it {} labels", k, rank, explicitCount));
+      ctx.fail(fmt::format("operand {} has rank {}, the equation gives it {} labels", k, rank,
+                           explicitCount));
     }
     if (terms[k].hasEllipsis) ellipsisRank = std::max(ellipsisRank, rank - explicitCount);
   }
   for (size_t k = 0; k < terms.size(); ++k) {
     std::vector<int> labels;
     int64_t rank = operands[k]->rank();
-    int64_t explicitCount = static_cast<int64_t>(terms[k].letters.size()) - (terms[k].hasEllipsis ? 1 : 0);
+    int64_t explicitCount =
+        static_cast<int64_t>(terms[k].letters.size()) - (terms[k].hasEllipsis ? 1 : 0);
     int64_t dims = rank - explicitCount;
     for (int l : terms[k].letters) {
       if (l >= 0) {
@@ -87,7 +91,8 @@ Equation parseEquation(KernelContext& ctx, const std::vector<const Array*>& oper
         continue;
       }
       // Ellipsis dims align from the right with the widest ellipsis.
-      for (int64_t j = 0; j < dims; ++j) labels.push_back(kEllipsisBase + static_cast<int>(ellipsisRank - dims + j));
+      for (int64_t j = 0; j < dims; ++j)
+        labels.push_back(kEllipsisBase + static_cast<int>(ellipsisRank - dims + j));
     }
     for (size_t d = 0; d < labels.size(); ++d) {
       int64_t size = operands[k]->shape()[d];
@@ -109,12 +114,14 @@ Equation parseEquation(KernelContext& ctx, const std::vector<const Array*>& oper
         if (!e.sizes.contains(l)) ctx.fail("an output label appears in no input");
         e.output.push_back(l);
       } else {
-        for (int64_t j = 0; j < ellipsisRank; ++j) e.output.push_back(kEllipsisBase + static_cast<int>(j));
+        for (int64_t j = 0; j < ellipsisRank; ++j)
+          e.output.push_back(kEllipsisBase + static_cast<int>(j));
       }
     }
   } else {
     // Implicit output: ellipsis dims, then the labels seen exactly once, alphabetically.
-    for (int64_t j = 0; j < ellipsisRank; ++j) e.output.push_back(kEllipsisBase + static_cast<int>(j));
+    for (int64_t j = 0; j < ellipsisRank; ++j)
+      e.output.push_back(kEllipsisBase + static_cast<int>(j));
     std::map<int, int> counts;
     for (const auto& labels : e.inputs) {
       for (int l : labels) {
@@ -186,7 +193,9 @@ bool einsumMatmul(KernelContext& ctx, const Equation& e, const std::vector<const
   if (ops.size() != 2) return false;
   const auto& la = e.inputs[0];
   const auto& lb = e.inputs[1];
-  auto has = [](const std::vector<int>& v, int l) { return std::find(v.begin(), v.end(), l) != v.end(); };
+  auto has = [](const std::vector<int>& v, int l) {
+    return std::find(v.begin(), v.end(), l) != v.end();
+  };
   for (size_t k = 0; k < 2; ++k) {
     const auto& labels = e.inputs[k];
     for (size_t d = 0; d < labels.size(); ++d) {
@@ -197,10 +206,14 @@ bool einsumMatmul(KernelContext& ctx, const Equation& e, const std::vector<const
   std::vector<int> batch, m, n, kk;
   for (int l : la) {
     bool inB = has(lb, l), inO = has(e.output, l);
-    if (inB && inO) batch.push_back(l);
-    else if (inB) kk.push_back(l);
-    else if (inO) m.push_back(l);
-    else return false;  // summed over in A alone: generic path
+    if (inB && inO)
+      batch.push_back(l);
+    else if (inB)
+      kk.push_back(l);
+    else if (inO)
+      m.push_back(l);
+    else
+      return false;  // summed over in A alone: generic path
   }
   for (int l : lb) {
     if (!has(la, l)) {
@@ -208,7 +221,8 @@ bool einsumMatmul(KernelContext& ctx, const Equation& e, const std::vector<const
       n.push_back(l);
     }
   }
-  auto permFor = [](const std::vector<int>& labels, std::initializer_list<const std::vector<int>*> groups) {
+  auto permFor = [](const std::vector<int>& labels,
+                    std::initializer_list<const std::vector<int>*> groups) {
     std::vector<int64_t> perm;
     for (const auto* g : groups) {
       for (int l : *g) perm.push_back(std::find(labels.begin(), labels.end(), l) - labels.begin());
@@ -235,23 +249,28 @@ bool einsumMatmul(KernelContext& ctx, const Equation& e, const std::vector<const
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   T* pc = c.data<T>();
-  parallelFor(ctx.pool, B * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, N * K)), [&](int64_t r0, int64_t r1) {
-    std::vector<Acc> acc(static_cast<size_t>(N));
-    for (int64_t row = r0; row < r1; ++row) {
-      int64_t bi = row / M;
-      std::fill(acc.begin(), acc.end(), Acc(0));
-      const T* arow = pa + row * K;
-      const T* bmat = pb + bi * K * N;
-      for (int64_t k = 0; k < K; ++k) {
-        Acc av = static_cast<Acc>(toCompute(arow[k]));
-        const T* brow = bmat + k * N;
-        for (int64_t j = 0; j < N; ++j) acc[j] += av * static_cast<Acc>(toCompute(brow[j]));
-      }
-      for (int64_t j = 0; j < N; ++j) pc[row * N + j] = fromCompute<T>(static_cast<ComputeT<T>>(acc[j]));
-    }
-  });
+  parallelFor(ctx.pool, B * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, N * K)),
+              [&](int64_t r0, int64_t r1) {
+                std::vector<Acc> acc(static_cast<size_t>(N));
+                for (int64_t row = r0; row < r1; ++row) {
+                  int64_t bi = row / M;
+                  std::fill(acc.begin(), acc.end(), Acc(0));
+                  const T* arow = pa + row * K;
+                  const T* bmat = pb + bi * K * N;
+                  for (int64_t k = 0; k < K; ++k) {
+                    Acc av = static_cast<Acc>(toCompute(arow[k]));
+                    const T* brow = bmat + k * N;
+                    for (int64_t j = 0; j < N; ++j)
+                      acc[j] += av * static_cast<Acc>(toCompute(brow[j]));
+                  }
+                  for (int64_t j = 0; j < N; ++j)
+                    pc[row * N + j] = fromCompute<T>(static_cast<ComputeT<T>>(acc[j]));
+                }
+              });
   std::vector<int64_t> perm;
-  for (int l : e.output) perm.push_back(std::find(productLabels.begin(), productLabels.end(), l) - productLabels.begin());
+  for (int l : e.output)
+    perm.push_back(std::find(productLabels.begin(), productLabels.end(), l) -
+                   productLabels.begin());
   out = transposeArray(c, perm, ctx.pool);
   return true;
 }
@@ -276,6 +295,8 @@ void einsum(KernelContext& ctx) {
 
 }  // namespace
 
-void registerEinsumKernel(KernelRegistry& r) { r.add("", "Einsum", 12, einsum); }
+void registerEinsumKernel(KernelRegistry& r) {
+  r.add("", "Einsum", 12, einsum);
+}
 
 }  // namespace qopt::interp

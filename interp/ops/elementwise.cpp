@@ -213,15 +213,13 @@ void registerUnary(KernelRegistry& r) {
     });
   });
 
-  r.add("", "IsNaN", 9, [](KernelContext& ctx) {
-    predicateFloat(ctx, [](auto x) { return std::isnan(x); });
-  });
+  r.add("", "IsNaN", 9,
+        [](KernelContext& ctx) { predicateFloat(ctx, [](auto x) { return std::isnan(x); }); });
   r.add("", "IsInf", 10, [](KernelContext& ctx) {
     bool negative = ctx.node.attrInt("detect_negative", 1) != 0;
     bool positive = ctx.node.attrInt("detect_positive", 1) != 0;
-    predicateFloat(ctx, [=](auto x) {
-      return std::isinf(x) && ((x > 0 && positive) || (x < 0 && negative));
-    });
+    predicateFloat(
+        ctx, [=](auto x) { return std::isinf(x) && ((x > 0 && positive) || (x < 0 && negative)); });
   });
   r.add("", "Not", 1, [](KernelContext& ctx) {
     const Array& x = ctx.in(0);
@@ -278,9 +276,8 @@ Array arithmetic(KernelContext& ctx, const Array& a, const Array& b, Op op) {
 
 template <class Op>
 void addArithmetic(KernelRegistry& r, const char* name, int since, Op op) {
-  r.add("", name, since, [op](KernelContext& ctx) {
-    ctx.outputs[0] = arithmetic(ctx, ctx.in(0), ctx.in(1), op);
-  });
+  r.add("", name, since,
+        [op](KernelContext& ctx) { ctx.outputs[0] = arithmetic(ctx, ctx.in(0), ctx.in(1), op); });
 }
 
 /// Integer division truncating toward zero (C semantics, as ONNX Runtime); division by zero is
@@ -343,8 +340,10 @@ void addComparison(KernelRegistry& r, const char* name, int since, Op op) {
       BroadcastLoop loop(shapes, shape);
       loop.forRows(0, loop.rows(), [&](int64_t off, const int64_t* offs) {
         for (int64_t i = 0; i < loop.innerSize(); ++i) {
-          const std::string& x = a.strings()[static_cast<size_t>(offs[0] + i * loop.innerStride(0))];
-          const std::string& y = b.strings()[static_cast<size_t>(offs[1] + i * loop.innerStride(1))];
+          const std::string& x =
+              a.strings()[static_cast<size_t>(offs[0] + i * loop.innerStride(0))];
+          const std::string& y =
+              b.strings()[static_cast<size_t>(offs[1] + i * loop.innerStride(1))];
           out.data<bool>()[off + i] = op(x, y);
         }
       });
@@ -456,8 +455,8 @@ void registerBinary(KernelRegistry& r) {
   addArithmetic(r, "Div", 7, [](auto x, auto y) { return divide(x, y); });
   r.add("", "Mod", 10, [](KernelContext& ctx) {
     bool fmod = ctx.node.attrInt("fmod", 0) != 0;
-    ctx.outputs[0] =
-        arithmetic(ctx, ctx.in(0), ctx.in(1), [fmod](auto x, auto y) { return modulo(x, y, fmod); });
+    ctx.outputs[0] = arithmetic(ctx, ctx.in(0), ctx.in(1),
+                                [fmod](auto x, auto y) { return modulo(x, y, fmod); });
   });
   r.add("", "Pow", 7, pow);
   r.add("", "PRelu", 7, prelu);
@@ -549,11 +548,20 @@ void where(KernelContext& ctx) {
               reinterpret_cast<W*>(out.bytes()), ctx.pool);
   };
   switch (x.elementSize()) {
-    case 1: run(static_cast<uint8_t*>(nullptr)); break;
-    case 2: run(static_cast<uint16_t*>(nullptr)); break;
-    case 4: run(static_cast<uint32_t*>(nullptr)); break;
-    case 8: run(static_cast<uint64_t*>(nullptr)); break;
-    default: ctx.fail(fmt::format("unsupported element type {}", dataTypeName(x.dataType())));
+    case 1:
+      run(static_cast<uint8_t*>(nullptr));
+      break;
+    case 2:
+      run(static_cast<uint16_t*>(nullptr));
+      break;
+    case 4:
+      run(static_cast<uint32_t*>(nullptr));
+      break;
+    case 8:
+      run(static_cast<uint64_t*>(nullptr));
+      break;
+    default:
+      ctx.fail(fmt::format("unsupported element type {}", dataTypeName(x.dataType())));
   }
   ctx.outputs[0] = std::move(out);
 }

@@ -144,8 +144,10 @@ D convertValue(S v) {
     double d = static_cast<double>(toCompute(v));
     if (std::isnan(d)) return D(0);
     d = std::trunc(d);
-    if (d <= static_cast<double>(std::numeric_limits<D>::lowest())) return std::numeric_limits<D>::lowest();
-    if (d >= static_cast<double>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    if (d <= static_cast<double>(std::numeric_limits<D>::lowest()))
+      return std::numeric_limits<D>::lowest();
+    if (d >= static_cast<double>(std::numeric_limits<D>::max()))
+      return std::numeric_limits<D>::max();
     return static_cast<D>(d);
   } else {
     return static_cast<D>(v);  // integer to integer wraps, as numpy's astype
@@ -180,7 +182,8 @@ Array castArray(KernelContext& ctx, const Array& x, DataType to, bool saturate) 
         const std::string& s = x.strings()[static_cast<size_t>(i)];
         char* end = nullptr;
         double v = std::strtod(s.c_str(), &end);
-        if (end == s.c_str()) ctx.fail(fmt::format("cannot convert the string '{}' to a number", s));
+        if (end == s.c_str())
+          ctx.fail(fmt::format("cannot convert the string '{}' to a number", s));
         wide.data<double>()[i] = v;
       }
       return castArray(ctx, wide, to, saturate);
@@ -309,7 +312,8 @@ void range(KernelContext& ctx) {
     C l = toCompute(limit.data<T>()[0]);
     C d = toCompute(delta.data<T>()[0]);
     if (d == 0) ctx.fail("delta must not be 0");
-    double count = std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
+    double count =
+        std::ceil((static_cast<double>(l) - static_cast<double>(s)) / static_cast<double>(d));
     if (!(count >= 0)) count = 0;
     if (count > 1e12) ctx.fail("the range is too long");
     auto n = static_cast<int64_t>(count);
@@ -443,8 +447,10 @@ void oneHot(KernelContext& ctx) {
 
 }  // namespace
 
-// Einsum has its own file (ops/einsum.cpp) and joins this group.
+// Einsum and NonMaxSuppression have their own files (ops/einsum.cpp, ops/detection.cpp) and
+// join this group.
 void registerEinsumKernel(KernelRegistry& r);
+void registerDetectionKernels(KernelRegistry& r);
 
 void registerMiscKernels(KernelRegistry& r) {
   r.add("", "Cast", 6, cast);
@@ -458,6 +464,7 @@ void registerMiscKernels(KernelRegistry& r) {
   r.add("", "Trilu", 14, trilu);
   r.add("", "OneHot", 9, oneHot);
   registerEinsumKernel(r);
+  registerDetectionKernels(r);
 }
 
 }  // namespace qopt::interp

@@ -36,18 +36,22 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
   using C = ComputeT<T>;
   Acc init{};
   switch (kind) {
-    case Reduce::Prod: init = Acc(1); break;
+    case Reduce::Prod:
+      init = Acc(1);
+      break;
     case Reduce::Max:
       init = std::numeric_limits<Acc>::has_infinity ? -std::numeric_limits<Acc>::infinity()
                                                     : std::numeric_limits<Acc>::lowest();
-      if constexpr (std::is_integral_v<T>) init = static_cast<Acc>(std::numeric_limits<T>::lowest());
+      if constexpr (std::is_integral_v<T>)
+        init = static_cast<Acc>(std::numeric_limits<T>::lowest());
       break;
     case Reduce::Min:
       init = std::numeric_limits<Acc>::has_infinity ? std::numeric_limits<Acc>::infinity()
                                                     : std::numeric_limits<Acc>::max();
       if constexpr (std::is_integral_v<T>) init = static_cast<Acc>(std::numeric_limits<T>::max());
       break;
-    default: break;
+    default:
+      break;
   }
   int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, n * inner));
   parallelFor(pool, outer, grain, [&](int64_t o0, int64_t o1) {
@@ -56,18 +60,18 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
     for (int64_t o = o0; o < o1; ++o) {
       const T* block = in + o * n * inner;
       if constexpr (std::is_floating_point_v<Acc>) {
-       if (kind == Reduce::LogSumExp) {
-        // Subtract the maximum first so exp never overflows.
-        std::fill(shift.begin(), shift.end(), -std::numeric_limits<double>::infinity());
-        for (int64_t r = 0; r < n; ++r) {
-          for (int64_t i = 0; i < inner; ++i) {
-            shift[i] = std::max<Acc>(shift[i], static_cast<Acc>(toCompute(block[r * inner + i])));
+        if (kind == Reduce::LogSumExp) {
+          // Subtract the maximum first so exp never overflows.
+          std::fill(shift.begin(), shift.end(), -std::numeric_limits<double>::infinity());
+          for (int64_t r = 0; r < n; ++r) {
+            for (int64_t i = 0; i < inner; ++i) {
+              shift[i] = std::max<Acc>(shift[i], static_cast<Acc>(toCompute(block[r * inner + i])));
+            }
+          }
+          for (Acc& s : shift) {
+            if (!std::isfinite(static_cast<double>(s))) s = 0;
           }
         }
-        for (Acc& s : shift) {
-          if (!std::isfinite(static_cast<double>(s))) s = 0;
-        }
-       }
       }
       std::fill(acc.begin(), acc.end(), init);
       // The kind is resolved here, outside the loops, so each inner loop is branch-free.
@@ -80,7 +84,9 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
       switch (kind) {
         case Reduce::Sum:
         case Reduce::Mean:
-        case Reduce::LogSum: rows([](Acc& a, Acc v, int64_t) { a += v; }); break;
+        case Reduce::LogSum:
+          rows([](Acc& a, Acc v, int64_t) { a += v; });
+          break;
         case Reduce::Max:
           rows([](Acc& a, Acc v, int64_t) {
             if (v > a || std::isnan(static_cast<double>(v))) a = v;
@@ -91,7 +97,9 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
             if (v < a || std::isnan(static_cast<double>(v))) a = v;
           });
           break;
-        case Reduce::Prod: rows([](Acc& a, Acc v, int64_t) { a *= v; }); break;
+        case Reduce::Prod:
+          rows([](Acc& a, Acc v, int64_t) { a *= v; });
+          break;
         case Reduce::L1:
           rows([](Acc& a, Acc v, int64_t) {
             if constexpr (std::is_unsigned_v<Acc>) {
@@ -102,7 +110,9 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
           });
           break;
         case Reduce::L2:
-        case Reduce::SumSquare: rows([](Acc& a, Acc v, int64_t) { a += v * v; }); break;
+        case Reduce::SumSquare:
+          rows([](Acc& a, Acc v, int64_t) { a += v * v; });
+          break;
         case Reduce::LogSumExp:
           if constexpr (std::is_floating_point_v<Acc>) {
             rows([&shift](Acc& a, Acc v, int64_t i) { a += std::exp(v - shift[i]); });
@@ -121,9 +131,15 @@ void reduceBlock(Reduce kind, const T* in, T* out, int64_t outer, int64_t n, int
               continue;
             }
             break;
-          case Reduce::L2: r = std::sqrt(static_cast<double>(a)); break;
-          case Reduce::LogSum: r = std::log(static_cast<double>(a)); break;
-          case Reduce::LogSumExp: r = std::log(static_cast<double>(a)) + static_cast<double>(shift[i]); break;
+          case Reduce::L2:
+            r = std::sqrt(static_cast<double>(a));
+            break;
+          case Reduce::LogSum:
+            r = std::log(static_cast<double>(a));
+            break;
+          case Reduce::LogSumExp:
+            r = std::log(static_cast<double>(a)) + static_cast<double>(shift[i]);
+            break;
           default:
             if constexpr (std::is_integral_v<T>) {
               dst[i] = static_cast<T>(a);
@@ -209,7 +225,8 @@ void softmax(KernelContext& ctx, SoftmaxKind kind) {
   AxisView v;
   if (ctx.opset < 13) {
     int64_t axis = normalizeAxis(ctx.node.attrInt("axis", 1), rank, true);
-    v = {product(x.shape(), 0, static_cast<size_t>(axis)), product(x.shape(), static_cast<size_t>(axis)), 1};
+    v = {product(x.shape(), 0, static_cast<size_t>(axis)),
+         product(x.shape(), static_cast<size_t>(axis)), 1};
   } else {
     if (rank == 0) ctx.fail("the input must have rank 1 or more");
     v = viewAround(x.shape(), normalizeAxis(ctx.node.attrInt("axis", -1), rank));

@@ -13,7 +13,9 @@ namespace qopt::interp {
 namespace {
 
 /// The integer values of an optional 1-D input (axes, pads, repeats...).
-std::vector<int64_t> intsOf(const Array& a) { return a.toInt64Vector(); }
+std::vector<int64_t> intsOf(const Array& a) {
+  return a.toInt64Vector();
+}
 
 Array int64Vector(const std::vector<int64_t>& values) {
   Array out(DataType::Int64, {static_cast<int64_t>(values.size())});
@@ -73,7 +75,8 @@ void split(KernelContext& ctx) {
       ctx.fail(fmt::format("num_outputs {} does not match the {} outputs", parts, n));
     }
     int64_t chunk = (dim + parts - 1) / parts;  // the last part takes what is left
-    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
   } else {
     if (dim % static_cast<int64_t>(n) != 0) {
       ctx.fail(fmt::format("axis of size {} cannot be split evenly into {} outputs", dim, n));
@@ -95,7 +98,8 @@ void split(KernelContext& ctx) {
     shape[axis] = sizes[k];
     Array out(x.dataType(), shape);
     int64_t block = sizes[k] * inner;
-    for (int64_t o = 0; o < outer; ++o) copyElements(x, o * dim * inner + offset, out, o * block, block);
+    for (int64_t o = 0; o < outer; ++o)
+      copyElements(x, o * dim * inner + offset, out, o * block, block);
     offset += block;
     ctx.outputs[k] = std::move(out);
   }
@@ -172,7 +176,8 @@ void sliceAttributes(KernelContext& ctx) {
 /// Reads one index, wrapping negatives and rejecting out-of-range values.
 int64_t checkedIndex(KernelContext& ctx, int64_t index, int64_t dim) {
   int64_t i = index < 0 ? index + dim : index;
-  if (i < 0 || i >= dim) ctx.fail(fmt::format("index {} is out of range for a dimension of {}", index, dim));
+  if (i < 0 || i >= dim)
+    ctx.fail(fmt::format("index {} is out of range for a dimension of {}", index, dim));
   return i;
 }
 
@@ -192,7 +197,8 @@ void gather(KernelContext& ctx) {
   int64_t n = static_cast<int64_t>(idx.size());
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < n; ++j) {
-      copyElements(data, (o * dim + idx[static_cast<size_t>(j)]) * inner, out, (o * n + j) * inner, inner);
+      copyElements(data, (o * dim + idx[static_cast<size_t>(j)]) * inner, out, (o * n + j) * inner,
+                   inner);
     }
   }
   ctx.outputs[0] = std::move(out);
@@ -245,7 +251,8 @@ void reshape(KernelContext& ctx) {
       continue;
     }
     if (d == 0 && !allowZero) {
-      if (i >= x.shape().size()) ctx.fail(fmt::format("shape entry {} copies a dimension the input lacks", i));
+      if (i >= x.shape().size())
+        ctx.fail(fmt::format("shape entry {} copies a dimension the input lacks", i));
       d = x.shape()[i];
     }
     if (d < 0) ctx.fail(fmt::format("invalid shape entry {}", requested[i]));
@@ -254,12 +261,14 @@ void reshape(KernelContext& ctx) {
   }
   if (inferAt >= 0) {
     if (known == 0 || x.numel() % known != 0) {
-      ctx.fail(fmt::format("cannot reshape {} to [{}]", shapeString(x.shape()), fmt::join(requested, ",")));
+      ctx.fail(fmt::format("cannot reshape {} to [{}]", shapeString(x.shape()),
+                           fmt::join(requested, ",")));
     }
     shape[static_cast<size_t>(inferAt)] = x.numel() / known;
   }
   if (product(shape) != x.numel()) {
-    ctx.fail(fmt::format("cannot reshape {} to [{}]", shapeString(x.shape()), fmt::join(requested, ",")));
+    ctx.fail(fmt::format("cannot reshape {} to [{}]", shapeString(x.shape()),
+                         fmt::join(requested, ",")));
   }
   ctx.outputs[0] = x.reshaped(shape);
 }
@@ -299,7 +308,8 @@ void squeeze(KernelContext& ctx) {
   }
   for (int64_t a : axes) {
     int64_t d = normalizeAxis(a, x.rank());
-    if (x.shape()[d] != 1) ctx.fail(fmt::format("cannot squeeze axis {} of size {}", a, x.shape()[d]));
+    if (x.shape()[d] != 1)
+      ctx.fail(fmt::format("cannot squeeze axis {} of size {}", a, x.shape()[d]));
     drop[d] = 1;
   }
   Shape shape;
@@ -521,7 +531,11 @@ void shapeOp(KernelContext& ctx) {
 
 }  // namespace
 
+// Index-driven ops have their own file (ops/indexing.cpp) and join this group.
+void registerIndexingKernels(KernelRegistry& r);
+
 void registerShapeKernels(KernelRegistry& r) {
+  registerIndexingKernels(r);
   r.add("", "Concat", 4, concat);
   r.add("", "Split", 2, split);
   r.add("", "Slice", 1, sliceAttributes);

@@ -47,7 +47,9 @@ inline std::vector<double> doubles(const Array& a) {
   for (int64_t i = 0; i < a.numel(); ++i) out.push_back(a.getDouble(i));
   return out;
 }
-inline std::vector<int64_t> ints(const Array& a) { return a.toInt64Vector(); }
+inline std::vector<int64_t> ints(const Array& a) {
+  return a.toInt64Vector();
+}
 
 /// A model with one graph, built node by node.
 class GraphBuilder {
@@ -57,7 +59,8 @@ class GraphBuilder {
   Graph& graph() { return model_.graph(); }
 
   Value* input(const std::string& name, DataType type = DataType::Undefined) {
-    return graph().addInput(name, type == DataType::Undefined ? ValueType{} : ValueType::tensor(type));
+    return graph().addInput(name,
+                            type == DataType::Undefined ? ValueType{} : ValueType::tensor(type));
   }
   Value* input(const std::string& name, DataType type, const std::vector<int64_t>& dims) {
     return graph().addInput(name, ValueType::tensor(type, dims));
@@ -108,6 +111,8 @@ inline Array runOne(const std::string& op, const std::vector<Array>& inputs,
   return runOp(op, inputs, configure, opset).at(0);
 }
 
-inline std::function<void(Node&)> attrs(std::function<void(Node&)> fn) { return fn; }
+inline std::function<void(Node&)> attrs(std::function<void(Node&)> fn) {
+  return fn;
+}
 
 }  // namespace qopt::interp::testing

@@ -26,7 +26,9 @@ TEST(Broadcast, LoopCollapsesAndReportsStrides) {
   EXPECT_EQ(loop.innerStride(0), 1);
   EXPECT_EQ(loop.innerStride(1), 1);
   std::vector<std::pair<int64_t, int64_t>> offsets;
-  loop.forRows(0, loop.rows(), [&](int64_t, const int64_t* offs) { offsets.push_back({offs[0], offs[1]}); });
+  loop.forRows(0, loop.rows(), [&](int64_t, const int64_t* offs) {
+    offsets.push_back({offs[0], offs[1]});
+  });
   ASSERT_EQ(offsets.size(), 6u);
   EXPECT_EQ(offsets[5], (std::pair<int64_t, int64_t>{20, 0}));
 }
@@ -41,7 +43,8 @@ TEST(Broadcast, ScalarOperandHasInnerStrideZero) {
   EXPECT_EQ(loop.innerStride(1), 0);
   std::vector<float> x(15, 2.0f), out(15);
   float y = 3.0f;
-  binaryBroadcast(loop, x.data(), &y, out.data(), [](float p, float q) { return p * q; }, nullptr);
+  binaryBroadcast(
+      loop, x.data(), &y, out.data(), [](float p, float q) { return p * q; }, nullptr);
   EXPECT_EQ(out[14], 6.0f);
 }
 
@@ -52,7 +55,8 @@ TEST(Broadcast, MiddleAxisBroadcastVisitsEveryRow) {
   BroadcastLoop loop(shapes, a);
   std::vector<int> x(12), y{100, 200, 300, 400}, out(12);
   for (int i = 0; i < 12; ++i) x[static_cast<size_t>(i)] = i;
-  binaryBroadcast(loop, x.data(), y.data(), out.data(), [](int p, int q) { return p + q; }, nullptr);
+  binaryBroadcast(
+      loop, x.data(), y.data(), out.data(), [](int p, int q) { return p + q; }, nullptr);
   EXPECT_EQ(out, (std::vector<int>{100, 201, 102, 203, 104, 205, 306, 407, 308, 409, 310, 411}));
 }
 

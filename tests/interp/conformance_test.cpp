@@ -88,7 +88,8 @@ std::string compareArrays(const Array& actual, const Array& expected) {
     double e = expected.getDouble(i);
     if (exact) {
       if (actual.getInt64(i) != expected.getInt64(i)) {
-        return fmt::format("element {} is {} but expected {}", i, actual.getInt64(i), expected.getInt64(i));
+        return fmt::format("element {} is {} but expected {}", i, actual.getInt64(i),
+                           expected.getInt64(i));
       }
       continue;
     }
@@ -196,9 +197,10 @@ TEST(OnnxNodeConformance, SupportedOpsMatchStoredOutputs) {
   }
   std::string skippedOps;
   for (const auto& [op, count] : unsupportedOps) skippedOps += fmt::format(" {}({})", op, count);
-  std::printf("ONNX node conformance: passed %d / %d supported tests (%d tests in all; %d listed "
-              "exceptions; skipped for ops without kernels:%s)\n",
-              passed, supported, total, excepted, skippedOps.c_str());
+  std::printf(
+      "ONNX node conformance: passed %d / %d supported tests (%d tests in all; %d listed "
+      "exceptions; skipped for ops without kernels:%s)\n",
+      passed, supported, total, excepted, skippedOps.c_str());
   EXPECT_EQ(passed, supported);
 }
 

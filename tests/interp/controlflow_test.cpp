@@ -30,8 +30,10 @@ TEST(ControlFlow, IfRunsTheChosenBranchWithOuterValues) {
   b.output(ifNode->output(0));
   Interpreter interp(b.graph());
   Array xs = floats({2}, {1, 2});
-  EXPECT_EQ(doubles(interp.run({{"cond", bools({}, {true})}, {"x", xs}})[0]), (std::vector<double>{2, 4}));
-  EXPECT_EQ(doubles(interp.run({{"cond", bools({}, {false})}, {"x", xs}})[0]), (std::vector<double>{-1, -2}));
+  EXPECT_EQ(doubles(interp.run({{"cond", bools({}, {true})}, {"x", xs}})[0]),
+            (std::vector<double>{2, 4}));
+  EXPECT_EQ(doubles(interp.run({{"cond", bools({}, {false})}, {"x", xs}})[0]),
+            (std::vector<double>{-1, -2}));
 }
 
 TEST(ControlFlow, UnsupportedOpInsideABodyFailsAtConstruction) {
@@ -102,7 +104,8 @@ TEST(ControlFlow, LoopStopsWhenTheBodyConditionTurnsFalse) {
   body->addOutput(next);
   b.output(loop->output(0));
   Interpreter interp(b.graph());
-  auto out = interp.run({{"cond", bools({}, {true})}, {"v0", int64s({}, {0})}, {"limit", int64s({}, {5})}});
+  auto out = interp.run(
+      {{"cond", bools({}, {true})}, {"v0", int64s({}, {0})}, {"limit", int64s({}, {5})}});
   EXPECT_EQ(out[0].getInt64(0), 5);
 }
 

@@ -61,7 +61,8 @@ TEST(Elementwise, PowWithMixedTypes) {
 TEST(Elementwise, Activations) {
   Array x = floats({4}, {-2, -0.5f, 0, 3});
   EXPECT_EQ(doubles(runOne("Relu", {x})), (std::vector<double>{0, 0, 0, 3}));
-  Array leaky = runOne("LeakyRelu", {x}, [](Node& n) { n.setAttr(Attribute::makeFloat("alpha", 0.5f)); });
+  Array leaky =
+      runOne("LeakyRelu", {x}, [](Node& n) { n.setAttr(Attribute::makeFloat("alpha", 0.5f)); });
   EXPECT_EQ(doubles(leaky), (std::vector<double>{-1, -0.25, 0, 3}));
   Array hs = runOne("HardSigmoid", {x});  // alpha 0.2, beta 0.5
   EXPECT_NEAR(hs.getDouble(0), 0.1, 1e-6);
@@ -82,7 +83,8 @@ TEST(Elementwise, GeluExactAndTanh) {
   Array exact = runOne("Gelu", {x}, {}, 20);
   EXPECT_NEAR(exact.getDouble(0), -0.15865525393145707, 1e-6);
   EXPECT_NEAR(exact.getDouble(1), 1.399789198096713, 1e-6);
-  Array tanh = runOne("Gelu", {x}, [](Node& n) { n.setAttr(Attribute::makeString("approximate", "tanh")); }, 20);
+  Array tanh = runOne(
+      "Gelu", {x}, [](Node& n) { n.setAttr(Attribute::makeString("approximate", "tanh")); }, 20);
   EXPECT_NEAR(tanh.getDouble(0), -0.15880800939172324, 1e-6);
   // Gelu is an opset-20 op: a model importing opset 17 has no Gelu.
   EXPECT_THROW(runOne("Gelu", {x}, {}, 17), Error);
@@ -131,9 +133,11 @@ TEST(Elementwise, ClipBoundsFromAttributesOrInputs) {
   Array onlyMax = runOne("Clip", {x, Array(), floats({}, {2})}, {}, 13);
   EXPECT_EQ(onlyMax.getDouble(0), -5);
   EXPECT_EQ(onlyMax.getDouble(2), 2);
-  Array ints8 = runOne("Clip", {makeArray<int8_t>(DataType::Int8, {3}, {-100, 0, 100}),
-                                makeArray<int8_t>(DataType::Int8, {}, {-10}),
-                                makeArray<int8_t>(DataType::Int8, {}, {10})}, {}, 13);
+  Array ints8 = runOne(
+      "Clip",
+      {makeArray<int8_t>(DataType::Int8, {3}, {-100, 0, 100}),
+       makeArray<int8_t>(DataType::Int8, {}, {-10}), makeArray<int8_t>(DataType::Int8, {}, {10})},
+      {}, 13);
   EXPECT_EQ(ints(ints8), (std::vector<int64_t>{-10, 0, 10}));
 }
 

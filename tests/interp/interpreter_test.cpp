@@ -50,10 +50,17 @@ TEST(Interpreter, InputsAreChecked) {
   b.output(b.node("Relu", {x})->output(0));
   Interpreter interp(b.graph());
   EXPECT_NE(messageOf([&] { interp.run({}); }).find("'x'"), std::string::npos);
-  EXPECT_NE(messageOf([&] { interp.run({{"x", int64s({2}, {1, 2})}}); }).find("FLOAT"), std::string::npos);
-  EXPECT_NE(messageOf([&] { interp.run({{"x", floats({3}, {1, 2, 3})}}); }).find("dimension 0"),
+  EXPECT_NE(messageOf([&] {
+              interp.run({{"x", int64s({2}, {1, 2})}});
+            }).find("FLOAT"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] { interp.run({{"x", floats({2}, {1, 2})}, {"y", floats({1}, {1})}}); }).find("'y'"),
+  EXPECT_NE(messageOf([&] {
+              interp.run({{"x", floats({3}, {1, 2, 3})}});
+            }).find("dimension 0"),
+            std::string::npos);
+  EXPECT_NE(messageOf([&] {
+              interp.run({{"x", floats({2}, {1, 2})}, {"y", floats({1}, {1})}});
+            }).find("'y'"),
             std::string::npos);
 }
 
@@ -65,7 +72,9 @@ TEST(Interpreter, KernelErrorsNameTheNode) {
   n->setName("reshape7");
   b.output(n->output(0));
   Interpreter interp(b.graph());
-  std::string message = messageOf([&] { interp.run({{"x", floats({4}, {1, 2, 3, 4})}, {"shape", int64s({1}, {3})}}); });
+  std::string message = messageOf([&] {
+    interp.run({{"x", floats({4}, {1, 2, 3, 4})}, {"shape", int64s({1}, {3})}});
+  });
   EXPECT_NE(message.find("reshape7"), std::string::npos) << message;
   EXPECT_NE(message.find("Reshape"), std::string::npos) << message;
 }
@@ -103,7 +112,9 @@ class Recorder : public CaptureObserver {
   std::unordered_set<const Value*> values;
   std::map<std::string, std::vector<double>> seen;
   const std::unordered_set<const Value*>& wanted() const override { return values; }
-  void captured(const Value& value, const Array& array) override { seen[value.name()] = doubles(array); }
+  void captured(const Value& value, const Array& array) override {
+    seen[value.name()] = doubles(array);
+  }
 };
 
 TEST(Interpreter, CaptureReportsOnlyWantedValues) {

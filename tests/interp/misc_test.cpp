@@ -27,15 +27,18 @@ TEST(Cast, FloatToHalfAndBFloat16RoundToNearestEven) {
 TEST(Cast, DoubleToHalfRoundsOnce) {
   // 1 + 2^-11 + 2^-40 is just above the half-precision tie: must round up, although rounding
   // to float first would land exactly on the tie and then round down to 1.
-  Array x = makeArray<double>(DataType::Double, {1}, {1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)});
+  Array x =
+      makeArray<double>(DataType::Double, {1}, {1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40)});
   Array h = runOne("Cast", {x}, castTo(DataType::Float16));
   EXPECT_EQ(h.getDouble(0), 1.0 + std::ldexp(1.0, -10));
 }
 
 TEST(Cast, FloatToIntegerTruncatesAndSaturates) {
   Array x = floats({5}, {2.7f, -2.7f, 300.0f, -300.0f, NAN});
-  EXPECT_EQ(ints(runOne("Cast", {x}, castTo(DataType::Int32))), (std::vector<int64_t>{2, -2, 300, -300, 0}));
-  EXPECT_EQ(ints(runOne("Cast", {x}, castTo(DataType::Int8))), (std::vector<int64_t>{2, -2, 127, -128, 0}));
+  EXPECT_EQ(ints(runOne("Cast", {x}, castTo(DataType::Int32))),
+            (std::vector<int64_t>{2, -2, 300, -300, 0}));
+  EXPECT_EQ(ints(runOne("Cast", {x}, castTo(DataType::Int8))),
+            (std::vector<int64_t>{2, -2, 127, -128, 0}));
   EXPECT_EQ(ints(runOne("Cast", {floats({3}, {0, -0.5f, 2})}, castTo(DataType::Bool))),
             (std::vector<int64_t>{0, 1, 1}));
 }
@@ -57,10 +60,13 @@ TEST(Cast, Float8E4M3FNSaturatesUnlessAskedNotTo) {
   EXPECT_EQ(sat.getDouble(0), 448.0);
   EXPECT_EQ(sat.getDouble(1), 0.3125);  // nearest E4M3 value to 0.3
   EXPECT_EQ(sat.getDouble(2), -448.0);
-  Array wrap = runOne("Cast", {x}, [](Node& n) {
-    n.setAttr(Attribute::makeInt("to", static_cast<int64_t>(DataType::Float8E4M3FN)));
-    n.setAttr(Attribute::makeInt("saturate", 0));
-  }, 19);
+  Array wrap = runOne(
+      "Cast", {x},
+      [](Node& n) {
+        n.setAttr(Attribute::makeInt("to", static_cast<int64_t>(DataType::Float8E4M3FN)));
+        n.setAttr(Attribute::makeInt("saturate", 0));
+      },
+      19);
   EXPECT_TRUE(std::isnan(wrap.getDouble(0)));
   EXPECT_TRUE(std::isnan(wrap.getDouble(3)));
   Array back = runOne("Cast", {sat}, castTo(DataType::Float), 19);
@@ -69,13 +75,21 @@ TEST(Cast, Float8E4M3FNSaturatesUnlessAskedNotTo) {
 
 TEST(Constants, AllValueForms) {
   auto constant = [](std::function<void(Node&)> set) { return runOne("Constant", {}, set, 13); };
-  EXPECT_EQ(constant([](Node& n) { n.setAttr(Attribute::makeFloat("value_float", 2.5f)); }).getDouble(0), 2.5);
+  EXPECT_EQ(
+      constant([](Node& n) { n.setAttr(Attribute::makeFloat("value_float", 2.5f)); }).getDouble(0),
+      2.5);
   Array fs = constant([](Node& n) { n.setAttr(Attribute::makeFloats("value_floats", {1, 2})); });
   EXPECT_EQ(fs.shape(), (Shape{2}));
-  EXPECT_EQ(constant([](Node& n) { n.setAttr(Attribute::makeInt("value_int", 7)); }).dataType(), DataType::Int64);
-  EXPECT_EQ(ints(constant([](Node& n) { n.setAttr(Attribute::makeInts("value_ints", {3, 4})); })),
+  EXPECT_EQ(constant([](Node& n) { n.setAttr(Attribute::makeInt("value_int", 7)); }).dataType(),
+            DataType::Int64);
+  EXPECT_EQ(ints(constant([](Node& n) {
+              n.setAttr(Attribute::makeInts("value_ints", {3, 4}));
+            })),
             (std::vector<int64_t>{3, 4}));
-  EXPECT_EQ(constant([](Node& n) { n.setAttr(Attribute::makeString("value_string", "hi")); }).strings()[0], "hi");
+  EXPECT_EQ(constant([](Node& n) {
+              n.setAttr(Attribute::makeString("value_string", "hi"));
+            }).strings()[0],
+            "hi");
   Array t = constant([](Node& n) {
     auto tensor = std::make_shared<Tensor>(Tensor::fromFloats({2, 1}, std::vector<float>{5, 6}));
     n.setAttr(Attribute::makeTensor("value", tensor));
@@ -89,7 +103,8 @@ TEST(Constants, ConstantOfShapeAndRange) {
   EXPECT_EQ(zeros.dataType(), DataType::Float);
   EXPECT_EQ(doubles(zeros), std::vector<double>(6, 0.0));
   Array sevens = runOne("ConstantOfShape", {int64s({1}, {2})}, [](Node& n) {
-    auto value = std::make_shared<Tensor>(Tensor::fromInt64s(DataType::Int32, {1}, std::vector<int64_t>{7}));
+    auto value =
+        std::make_shared<Tensor>(Tensor::fromInt64s(DataType::Int32, {1}, std::vector<int64_t>{7}));
     n.setAttr(Attribute::makeTensor("value", value));
   });
   EXPECT_EQ(sevens.dataType(), DataType::Int32);
@@ -117,8 +132,10 @@ std::function<void(Node&)> equation(const char* eq) {
 TEST(Einsum, MatmulBatchTransposeTraceAndReductions) {
   Array a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
   Array b = floats({3, 2}, {1, 0, 0, 1, 1, 1});
-  EXPECT_EQ(doubles(runOne("Einsum", {a, b}, equation("ij,jk->ik"))), (std::vector<double>{4, 5, 10, 11}));
-  EXPECT_EQ(doubles(runOne("Einsum", {a, b}, equation("ij,jk"))), (std::vector<double>{4, 5, 10, 11}));
+  EXPECT_EQ(doubles(runOne("Einsum", {a, b}, equation("ij,jk->ik"))),
+            (std::vector<double>{4, 5, 10, 11}));
+  EXPECT_EQ(doubles(runOne("Einsum", {a, b}, equation("ij,jk"))),
+            (std::vector<double>{4, 5, 10, 11}));
   Array t = runOne("Einsum", {a}, equation("ij->ji"));
   EXPECT_EQ(t.shape(), (Shape{3, 2}));
   EXPECT_EQ(doubles(t), (std::vector<double>{1, 4, 2, 5, 3, 6}));
@@ -130,10 +147,27 @@ TEST(Einsum, MatmulBatchTransposeTraceAndReductions) {
                        equation("bij,bjk->bik"));
   EXPECT_EQ(batch.shape(), (Shape{2, 1, 1}));
   EXPECT_EQ(doubles(batch), (std::vector<double>{3, 6}));
-  Array ell = runOne("Einsum", {floats({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}, equation("...ij->...ji"));
+  Array ell =
+      runOne("Einsum", {floats({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}, equation("...ij->...ji"));
   EXPECT_EQ(doubles(ell), (std::vector<double>{1, 3, 2, 4, 5, 7, 6, 8}));
   Array dot = runOne("Einsum", {floats({3}, {1, 2, 3}), floats({3}, {4, 5, 6})}, equation("i,i"));
   EXPECT_EQ(dot.getDouble(0), 32);
+}
+
+TEST(NonMaxSuppression, KeepsTheBestBoxPerOverlapGroup) {
+  // Boxes 0 and 1 overlap heavily (IoU 0.81); box 2 is apart.
+  Array boxes = floats({1, 3, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1, 0, 2, 1, 3});
+  Array scores = floats({1, 1, 3}, {0.8f, 0.9f, 0.3f});
+  Array out = runOne("NonMaxSuppression",
+                     {boxes, scores, int64s({1}, {3}), floats({1}, {0.5f}), floats({1}, {0.0f})});
+  EXPECT_EQ(out.shape(), (Shape{2, 3}));
+  EXPECT_EQ(ints(out), (std::vector<int64_t>{0, 0, 1, 0, 0, 2}));
+  Array limited =
+      runOne("NonMaxSuppression", {boxes, scores, int64s({1}, {1}), floats({1}, {0.5f})});
+  EXPECT_EQ(ints(limited), (std::vector<int64_t>{0, 0, 1}));
+  Array thresholded = runOne("NonMaxSuppression", {boxes, scores, int64s({1}, {3}),
+                                                   floats({1}, {0.5f}), floats({1}, {0.5f})});
+  EXPECT_EQ(thresholded.shape(), (Shape{1, 3}));
 }
 
 }  // namespace

@@ -62,11 +62,13 @@ TEST(Npy, BadFilesNameTheFile) {
     return std::string("no error");
   };
   EXPECT_NE(message("hello").find("broken.npy"), std::string::npos);
-  std::string truncated = header("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }") + "abc";
+  std::string truncated =
+      header("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }") + "abc";
   EXPECT_NE(message(truncated).find("broken.npy"), std::string::npos);
   EXPECT_NE(message(header("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }")).find("c8"),
             std::string::npos);
-  EXPECT_NE(message(header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }")).find("broken.npy"),
+  EXPECT_NE(message(header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }"))
+                .find("broken.npy"),
             std::string::npos);
   EXPECT_THROW(readNpy("/nonexistent/file.npy"), Error);
   EXPECT_THROW(serializeNpy(Array(DataType::BFloat16, {1})), Error);

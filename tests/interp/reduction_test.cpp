@@ -18,10 +18,12 @@ Array iota(Shape shape) {
 
 TEST(Reduction, AxesAttributeBeforeOpset18) {
   Array x = iota({2, 3});
-  Array m = runOne("ReduceMean", {x}, [](Node& n) { n.setAttr(Attribute::makeInts("axes", {1})); }, 13);
+  Array m = runOne(
+      "ReduceMean", {x}, [](Node& n) { n.setAttr(Attribute::makeInts("axes", {1})); }, 13);
   EXPECT_EQ(m.shape(), (Shape{2, 1}));
   EXPECT_EQ(doubles(m), (std::vector<double>{1, 4}));
-  Array all = runOne("ReduceMax", {x}, [](Node& n) { n.setAttr(Attribute::makeInt("keepdims", 0)); }, 13);
+  Array all = runOne(
+      "ReduceMax", {x}, [](Node& n) { n.setAttr(Attribute::makeInt("keepdims", 0)); }, 13);
   EXPECT_EQ(all.rank(), 0);
   EXPECT_EQ(all.getDouble(0), 5);
 }
@@ -30,7 +32,9 @@ TEST(Reduction, AxesInputFromOpset13ForSumAnd18ForTheRest) {
   Array x = iota({2, 3});
   Array s = runOne("ReduceSum", {x, int64s({1}, {0})}, {}, 13);
   EXPECT_EQ(doubles(s), (std::vector<double>{3, 5, 7}));
-  Array mn = runOne("ReduceMin", {x, int64s({1}, {-1})}, [](Node& n) { n.setAttr(Attribute::makeInt("keepdims", 0)); }, 18);
+  Array mn = runOne(
+      "ReduceMin", {x, int64s({1}, {-1})},
+      [](Node& n) { n.setAttr(Attribute::makeInt("keepdims", 0)); }, 18);
   EXPECT_EQ(mn.shape(), (Shape{2}));
   EXPECT_EQ(doubles(mn), (std::vector<double>{0, 3}));
 }
@@ -47,14 +51,16 @@ TEST(Reduction, NoopWithEmptyAxesReturnsTheInput) {
 
 TEST(Reduction, NonContiguousAxes) {
   Array x = iota({2, 3, 2});
-  Array s = runOne("ReduceSum", {x, int64s({2}, {0, 2})}, [](Node& n) { n.setAttr(Attribute::makeInt("keepdims", 0)); });
+  Array s = runOne("ReduceSum", {x, int64s({2}, {0, 2})},
+                   [](Node& n) { n.setAttr(Attribute::makeInt("keepdims", 0)); });
   // sum over i, k of 6i + 2j + k = (0+1) + (6+7) + 4j
   EXPECT_EQ(doubles(s), (std::vector<double>{14, 22, 30}));
 }
 
 TEST(Reduction, ProdL2AndIntegers) {
   Array x = floats({2, 2}, {3, 4, 1, 2});
-  EXPECT_EQ(doubles(runOne("ReduceL2", {x}, [](Node& n) { n.setAttr(Attribute::makeInts("axes", {1})); }, 13)),
+  EXPECT_EQ(doubles(runOne(
+                "ReduceL2", {x}, [](Node& n) { n.setAttr(Attribute::makeInts("axes", {1})); }, 13)),
             (std::vector<double>{5, std::sqrt(5.0f)}));
   EXPECT_EQ(runOne("ReduceProd", {x}, {}, 13).getDouble(0), 24);
   Array i = int64s({3}, {4000000000000LL, 5, -6});
@@ -72,7 +78,9 @@ TEST(Reduction, SoftmaxOpset11CoercesTo2D) {
   EXPECT_EQ(doubles(now), (std::vector<double>{0.5, 0.5, 0.5, 0.5}));
   Array logsm = runOne("LogSoftmax", {floats({2}, {1000, 1000})}, {}, 13);
   EXPECT_NEAR(logsm.getDouble(0), -std::log(2.0), 1e-6);
-  Array axis0 = runOne("Softmax", {floats({2, 1}, {0, std::log(3.0f)})}, [](Node& n) { n.setAttr(Attribute::makeInt("axis", 0)); }, 13);
+  Array axis0 = runOne(
+      "Softmax", {floats({2, 1}, {0, std::log(3.0f)})},
+      [](Node& n) { n.setAttr(Attribute::makeInt("axis", 0)); }, 13);
   EXPECT_NEAR(axis0.getDouble(1), 0.75, 1e-6);
 }
 
@@ -97,7 +105,9 @@ TEST(Reduction, TopKBreaksTiesByLowerIndex) {
   auto out = runOp("TopK", {x, int64s({1}, {3})}, {}, 13, 2);
   EXPECT_EQ(doubles(out[0]), (std::vector<double>{3, 3, 2}));
   EXPECT_EQ(ints(out[1]), (std::vector<int64_t>{1, 3, 2}));
-  auto smallest = runOp("TopK", {x, int64s({1}, {2})}, [](Node& n) { n.setAttr(Attribute::makeInt("largest", 0)); }, 13, 2);
+  auto smallest = runOp(
+      "TopK", {x, int64s({1}, {2})}, [](Node& n) { n.setAttr(Attribute::makeInt("largest", 0)); },
+      13, 2);
   EXPECT_EQ(doubles(smallest[0]), (std::vector<double>{0, 1}));
   EXPECT_EQ(ints(smallest[1]), (std::vector<int64_t>{4, 0}));
   EXPECT_THROW(runOp("TopK", {x, int64s({1}, {6})}, {}, 13, 2), Error);

@@ -21,8 +21,9 @@ Array iota(Shape shape) {
 }
 
 TEST(Shape, ConcatAlongAMiddleAxis) {
-  Array out = runOne("Concat", {iota({2, 1, 2}), floats({2, 2, 2}, {10, 11, 12, 13, 14, 15, 16, 17})},
-                     intAttr("axis", -2));
+  Array out =
+      runOne("Concat", {iota({2, 1, 2}), floats({2, 2, 2}, {10, 11, 12, 13, 14, 15, 16, 17})},
+             intAttr("axis", -2));
   EXPECT_EQ(out.shape(), (Shape{2, 3, 2}));
   EXPECT_EQ(doubles(out), (std::vector<double>{0, 1, 10, 11, 12, 13, 2, 3, 14, 15, 16, 17}));
 }
@@ -36,10 +37,13 @@ TEST(Shape, SplitBySizesInputAndByNumOutputs) {
   EXPECT_EQ(three[0].shape(), (Shape{3}));
   EXPECT_EQ(three[2].shape(), (Shape{1}));
   // Opset 11: the split attribute.
-  auto old = runOp("Split", {iota({2, 3})}, [](Node& n) {
-    n.setAttr(Attribute::makeInt("axis", 1));
-    n.setAttr(Attribute::makeInts("split", {1, 2}));
-  }, 11, 2);
+  auto old = runOp(
+      "Split", {iota({2, 3})},
+      [](Node& n) {
+        n.setAttr(Attribute::makeInt("axis", 1));
+        n.setAttr(Attribute::makeInts("split", {1, 2}));
+      },
+      11, 2);
   EXPECT_EQ(doubles(old[1]), (std::vector<double>{1, 2, 4, 5}));
   EXPECT_THROW(runOp("Split", {iota({5})}, {}, 13, 2), Error);  // 5 does not split in two
 }
@@ -52,11 +56,14 @@ TEST(Shape, SliceWithNegativeStepsAndClamping) {
   EXPECT_EQ(doubles(out), (std::vector<double>{4, 2, 0, 9, 7, 5}));
   Array clamp = runOne("Slice", {x, int64s({2}, {0, 3}), int64s({2}, {1, 1000})});
   EXPECT_EQ(doubles(clamp), (std::vector<double>{3, 4}));
-  Array attrForm = runOne("Slice", {x}, [](Node& n) {
-    n.setAttr(Attribute::makeInts("starts", {1}));
-    n.setAttr(Attribute::makeInts("ends", {3}));
-    n.setAttr(Attribute::makeInts("axes", {1}));
-  }, 9);
+  Array attrForm = runOne(
+      "Slice", {x},
+      [](Node& n) {
+        n.setAttr(Attribute::makeInts("starts", {1}));
+        n.setAttr(Attribute::makeInts("ends", {3}));
+        n.setAttr(Attribute::makeInts("axes", {1}));
+      },
+      9);
   EXPECT_EQ(doubles(attrForm), (std::vector<double>{1, 2, 6, 7}));
 }
 
@@ -97,7 +104,8 @@ TEST(Shape, FlattenTransposeSqueezeUnsqueeze) {
   EXPECT_EQ(runOne("Squeeze", {y, int64s({1}, {-1})}, {}, 13).shape(), (Shape{1, 3}));
   EXPECT_EQ(runOne("Squeeze", {y}, intsAttr("axes", {0}), 11).shape(), (Shape{3, 1}));
   EXPECT_THROW(runOne("Squeeze", {y, int64s({1}, {1})}, {}, 13), Error);
-  EXPECT_EQ(runOne("Unsqueeze", {iota({3}), int64s({2}, {0, -1})}, {}, 13).shape(), (Shape{1, 3, 1}));
+  EXPECT_EQ(runOne("Unsqueeze", {iota({3}), int64s({2}, {0, -1})}, {}, 13).shape(),
+            (Shape{1, 3, 1}));
   EXPECT_EQ(runOne("Unsqueeze", {iota({3})}, intsAttr("axes", {1}), 11).shape(), (Shape{3, 1}));
 }
 
@@ -130,10 +138,13 @@ TEST(Shape, PadModes) {
   EXPECT_EQ(axes.shape(), (Shape{2, 3}));
   EXPECT_EQ(doubles(axes), (std::vector<double>{0, 0, 1, 0, 2, 3}));
   // Opset 2: pads and value are attributes.
-  Array old = runOne("Pad", {x}, [](Node& n) {
-    n.setAttr(Attribute::makeInts("pads", {1, 0}));
-    n.setAttr(Attribute::makeFloat("value", 7));
-  }, 10);
+  Array old = runOne(
+      "Pad", {x},
+      [](Node& n) {
+        n.setAttr(Attribute::makeInts("pads", {1, 0}));
+        n.setAttr(Attribute::makeFloat("value", 7));
+      },
+      10);
   EXPECT_EQ(doubles(old), (std::vector<double>{7, 1, 2, 3}));
 }
 

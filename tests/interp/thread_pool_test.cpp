@@ -23,9 +23,11 @@ TEST(ThreadPool, CoversTheRangeExactlyOnce) {
 
 TEST(ThreadPool, RethrowsTheFirstException) {
   ThreadPool pool(3);
-  EXPECT_THROW(pool.parallelFor(1000, 1, [](int64_t b, int64_t) {
-    if (b >= 500) throw std::runtime_error("boom");
-  }), std::runtime_error);
+  EXPECT_THROW(pool.parallelFor(1000, 1,
+                                [](int64_t b, int64_t) {
+                                  if (b >= 500) throw std::runtime_error("boom");
+                                }),
+               std::runtime_error);
   // The pool is still usable afterwards.
   std::atomic<int64_t> sum{0};
   pool.parallelFor(100, 1, [&](int64_t b, int64_t e) { sum += e - b; });
