@@ -389,16 +389,20 @@ void padWith(KernelContext& ctx, const Array& x, const std::vector<int64_t>& pad
     return;
   }
   Shape shape(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t dim = x.shape()[d];
+    shape[d] = dim + pads[d] + pads[d + rank];
+    if (shape[d] < 0) ctx.fail(fmt::format("pads crop axis {} below zero", d));
+    if (dim == 0 && shape[d] > 0 && mode != "constant") {
+      ctx.fail(fmt::format("cannot {}-pad an empty axis", mode));
+    }
+  }
+  Array out(x.dataType(), shape);  // checks the size before the index maps are built
   // Per axis, the input index for each output index (-1: the constant).
   std::vector<std::vector<int64_t>> source(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d) {
     int64_t dim = x.shape()[d];
     int64_t before = pads[d];
-    shape[d] = dim + before + pads[d + rank];
-    if (shape[d] < 0) ctx.fail(fmt::format("pads crop axis {} below zero", d));
-    if (dim == 0 && shape[d] > 0 && mode != "constant") {
-      ctx.fail(fmt::format("cannot {}-pad an empty axis", mode));
-    }
     auto& map = source[d];
     map.resize(static_cast<size_t>(shape[d]));
     for (int64_t o = 0; o < shape[d]; ++o) {
@@ -421,7 +425,6 @@ void padWith(KernelContext& ctx, const Array& x, const std::vector<int64_t>& pad
       map[static_cast<size_t>(o)] = i;
     }
   }
-  Array out(x.dataType(), shape);
   if (out.numel() == 0) {
     ctx.outputs[0] = std::move(out);
     return;
