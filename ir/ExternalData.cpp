@@ -36,8 +36,8 @@ std::vector<std::pair<std::string, std::string>> entriesOf(const ExternalData& e
 
 class InlinePlacer final : public TensorPlacer {
  public:
-  std::optional<std::vector<std::pair<std::string, std::string>>> place(
-      const Tensor&, const std::string&) override {
+  std::optional<std::vector<std::pair<std::string, std::string>>> place(const Tensor&,
+                                                                        const Subject&) override {
     return std::nullopt;
   }
 };
@@ -50,9 +50,10 @@ class KeepLayoutPlacer final : public TensorPlacer {
       : outputDir_(std::move(outputDir)), where_(std::move(where)) {}
 
   std::optional<std::vector<std::pair<std::string, std::string>>> place(
-      const Tensor& tensor, const std::string& subject) override {
+      const Tensor& tensor, const Subject& subjectOf) override {
     const std::optional<ExternalData>& ext = tensor.externalData();
     if (tensor.encoding() != TensorEncoding::External || !ext) return std::nullopt;
+    std::string subject = subjectOf.str();
     fs::path target = resolveExternalLocation(outputDir_, ext->location, where_, subject);
     fs::path source = resolveExternalLocation(ext->baseDir, ext->location, where_, subject);
     auto [it, inserted] = copies_.emplace(target, source);
@@ -98,7 +99,7 @@ class SingleFilePlacer final : public TensorPlacer {
   }
 
   std::optional<std::vector<std::pair<std::string, std::string>>> place(
-      const Tensor& tensor, const std::string& subject) override {
+      const Tensor& tensor, const Subject& subject) override {
     if (tensor.dataType() == DataType::String || tensor.dataType() == DataType::Undefined) {
       return std::nullopt;
     }
@@ -106,7 +107,8 @@ class SingleFilePlacer final : public TensorPlacer {
     uint64_t size = buffer ? buffer->size() : 0;
     if (size == 0 || size < threshold_) return std::nullopt;
     if (const auto& ext = tensor.externalData()) {
-      sources_.push_back(resolveExternalLocation(ext->baseDir, ext->location, where_, subject));
+      sources_.push_back(
+          resolveExternalLocation(ext->baseDir, ext->location, where_, subject.str()));
     }
     uint64_t offset = alignUp(end_, size >= kPageAlignFrom ? kPage : kSmallAlign);
     end_ = offset + size;

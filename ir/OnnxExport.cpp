@@ -68,8 +68,9 @@ class Exporter {
     for (Node* node : graph.nodes()) exportNode(*node, *proto.add_node());
     if (!graph.name.empty()) proto.set_name(graph.name);
     for (Value* value : graph.initializers()) {
+      Subject subject("initializer", value->name());
       exportTensorProto(*value->initializer(), *proto.add_initializer(), context_, &value->name(),
-                        fmt::format("initializer '{}'", value->name()));
+                        &subject);
     }
     for (size_t i = 0; i < graph.sparseInitializers.size(); ++i) {
       parseOpaque(graph.sparseInitializers[i], *proto.add_sparse_initializer(),
@@ -126,7 +127,8 @@ class Exporter {
   }
 
   void exportAttribute(const Attribute& attr, const Node& node, onnx::AttributeProto& proto) {
-    std::string subject = fmt::format("{} attribute '{}'", node.describe(), attr.name);
+    Subject subject(node, attr.name);
+    std::string_view what = attr.name;  // names opaque pieces in (internal) parse errors
     proto.set_name(attr.name);
     if (!attr.refAttrName.empty()) proto.set_ref_attr_name(attr.refAttrName);
     if (!attr.docString.empty()) proto.set_doc_string(attr.docString);
@@ -137,23 +139,24 @@ class Exporter {
     if (present & 1) proto.set_f(attr.f);
     if (present & 2) proto.set_i(attr.i);
     if (present & 4) proto.set_s(attr.s);
-    if ((present & 8) && attr.t)
-      exportTensorProto(*attr.t, *proto.mutable_t(), context_, nullptr, subject);
+    if ((present & 8) && attr.t) {
+      exportTensorProto(*attr.t, *proto.mutable_t(), context_, nullptr, &subject);
+    }
     if ((present & 16) && attr.g) exportGraph(*attr.g, *proto.mutable_g());
-    if (present & 32) parseOpaque(attr.opaqueSingle, *proto.mutable_sparse_tensor(), subject);
-    if (present & 64) parseOpaque(attr.opaqueSingle, *proto.mutable_tp(), subject);
+    if (present & 32) parseOpaque(attr.opaqueSingle, *proto.mutable_sparse_tensor(), what);
+    if (present & 64) parseOpaque(attr.opaqueSingle, *proto.mutable_tp(), what);
     proto.mutable_floats()->Add(attr.floats.begin(), attr.floats.end());
     proto.mutable_ints()->Add(attr.ints.begin(), attr.ints.end());
     for (const std::string& s : attr.strings) proto.add_strings(s);
     for (const TensorPtr& tensor : attr.tensors) {
-      exportTensorProto(*tensor, *proto.add_tensors(), context_, nullptr, subject);
+      exportTensorProto(*tensor, *proto.add_tensors(), context_, nullptr, &subject);
     }
     for (const auto& graph : attr.graphs) exportGraph(*graph, *proto.add_graphs());
     for (const std::string& item : attr.opaqueList) {
       if (attr.kind == AttrKind::SparseTensors) {
-        parseOpaque(item, *proto.add_sparse_tensors(), subject);
+        parseOpaque(item, *proto.add_sparse_tensors(), what);
       } else if (attr.kind == AttrKind::TypeProtos) {
-        parseOpaque(item, *proto.add_type_protos(), subject);
+        parseOpaque(item, *proto.add_type_protos(), what);
       }
     }
     restoreUnknownFields(proto, attr.unknownFields);

@@ -26,6 +26,22 @@ void writeLengthDelimitedTag(int number, uint64_t length, CodedOutputStream& out
   out.WriteVarint64(length);
 }
 
+// Holds a repeated field's elements aside (an O(1) swap on the field's own arena, no copy)
+// while protobuf writes the rest of the message.
+template <class Element>
+class Aside {
+ public:
+  explicit Aside(google::protobuf::RepeatedPtrField<Element>* field)
+      : field_(field), held_(field->GetArena()) {
+    held_.Swap(field_);
+  }
+  void putBack() { held_.Swap(field_); }
+
+ private:
+  google::protobuf::RepeatedPtrField<Element>* field_;
+  google::protobuf::RepeatedPtrField<Element> held_;
+};
+
 }  // namespace
 
 SplicedSerializer::SplicedSerializer(onnx::ModelProto& proto, const ProtoLoan& loan)
@@ -126,42 +142,39 @@ void SplicedSerializer::writeBody(onnx::AttributeProto& proto, CodedOutputStream
   if (proto.has_g()) writeField(6, *proto.mutable_g(), out);
   for (auto& t : *proto.mutable_tensors()) writeField(10, t, out);
   for (auto& g : *proto.mutable_graphs()) writeField(11, g, out);
-  onnx::AttributeProto aside;
-  onnx::TensorProto* t = proto.has_t() ? proto.release_t() : nullptr;
-  onnx::GraphProto* g = proto.has_g() ? proto.release_g() : nullptr;
-  aside.mutable_tensors()->Swap(proto.mutable_tensors());
-  aside.mutable_graphs()->Swap(proto.mutable_graphs());
+  onnx::TensorProto* t = proto.has_t() ? proto.unsafe_arena_release_t() : nullptr;
+  onnx::GraphProto* g = proto.has_g() ? proto.unsafe_arena_release_g() : nullptr;
+  Aside<onnx::TensorProto> tensors(proto.mutable_tensors());
+  Aside<onnx::GraphProto> graphs(proto.mutable_graphs());
   proto.SerializeWithCachedSizes(&out);
-  proto.mutable_tensors()->Swap(aside.mutable_tensors());
-  proto.mutable_graphs()->Swap(aside.mutable_graphs());
-  if (t) proto.set_allocated_t(t);
-  if (g) proto.set_allocated_g(g);
+  tensors.putBack();
+  graphs.putBack();
+  if (t) proto.unsafe_arena_set_allocated_t(t);
+  if (g) proto.unsafe_arena_set_allocated_g(g);
 }
 
 void SplicedSerializer::writeBody(onnx::NodeProto& proto, CodedOutputStream& out) {
   for (auto& a : *proto.mutable_attribute()) writeField(5, a, out);
-  onnx::NodeProto aside;
-  aside.mutable_attribute()->Swap(proto.mutable_attribute());
+  Aside<onnx::AttributeProto> attributes(proto.mutable_attribute());
   proto.SerializeWithCachedSizes(&out);
-  proto.mutable_attribute()->Swap(aside.mutable_attribute());
+  attributes.putBack();
 }
 
 void SplicedSerializer::writeBody(onnx::GraphProto& proto, CodedOutputStream& out) {
   for (auto& n : *proto.mutable_node()) writeField(1, n, out);
   for (auto& t : *proto.mutable_initializer()) writeField(5, t, out);
-  onnx::GraphProto aside;
-  aside.mutable_node()->Swap(proto.mutable_node());
-  aside.mutable_initializer()->Swap(proto.mutable_initializer());
+  Aside<onnx::NodeProto> nodes(proto.mutable_node());
+  Aside<onnx::TensorProto> initializers(proto.mutable_initializer());
   proto.SerializeWithCachedSizes(&out);
-  proto.mutable_node()->Swap(aside.mutable_node());
-  proto.mutable_initializer()->Swap(aside.mutable_initializer());
+  nodes.putBack();
+  initializers.putBack();
 }
 
 void SplicedSerializer::writeBody(onnx::ModelProto& proto, CodedOutputStream& out) {
   if (proto.has_graph()) writeField(7, *proto.mutable_graph(), out);
-  onnx::GraphProto* graph = proto.has_graph() ? proto.release_graph() : nullptr;
+  onnx::GraphProto* graph = proto.has_graph() ? proto.unsafe_arena_release_graph() : nullptr;
   proto.SerializeWithCachedSizes(&out);
-  if (graph) proto.set_allocated_graph(graph);
+  if (graph) proto.unsafe_arena_set_allocated_graph(graph);
 }
 
 bool SplicedSerializer::write(google::protobuf::io::ZeroCopyOutputStream& stream) {

@@ -91,7 +91,7 @@ const Buffer* ProtoLoan::lentTo(const onnx::TensorProto& proto) const {
 }
 
 void exportTensorProto(const Tensor& tensor, onnx::TensorProto& proto, ExportContext& context,
-                       const std::string* name, const std::string& subject) {
+                       const std::string* name, const Subject* subject) {
   for (int64_t dim : tensor.dims()) proto.add_dims(dim);
   if (tensor.dataType() != DataType::Undefined) {
     proto.set_data_type(static_cast<int32_t>(tensor.dataType()));
@@ -110,8 +110,8 @@ void exportTensorProto(const Tensor& tensor, onnx::TensorProto& proto, ExportCon
     for (const std::string& s : tensor.strings()) proto.add_string_data(s);
     return;
   }
-  std::string label = subject.empty() ? fmt::format("tensor '{}'", tensorName) : subject;
-  if (auto entries = context.placer.place(tensor, label)) {
+  Subject ownSubject("tensor", tensorName);
+  if (auto entries = context.placer.place(tensor, subject ? *subject : ownSubject)) {
     for (auto& [key, value] : *entries) {
       onnx::StringStringEntryProto* entry = proto.add_external_data();
       entry->set_key(key);

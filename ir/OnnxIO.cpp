@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "AtomicFile.h"
@@ -98,7 +99,8 @@ std::unique_ptr<Model> loadModelFromBytes(std::string_view bytes, std::string_vi
   detail::ImportContext context{std::string(displayName),
                                 baseDir.empty() ? fs::current_path() : fs::absolute(baseDir),
                                 options};
-  onnx::ModelProto proto = detail::parseModelBytes(bytes, context);
+  google::protobuf::Arena arena;
+  onnx::ModelProto& proto = detail::parseModelBytes(bytes, context, arena);
   return detail::importModelProto(std::move(proto), context);
 }
 
@@ -108,8 +110,9 @@ std::unique_ptr<Model> loadModel(const fs::path& path, const LoadOptions& option
 }
 
 std::string serializeModel(const Model& model) {
-  onnx::ModelProto proto;
-  detail::ProtoLoan loan;  // after `proto`: gone first
+  google::protobuf::Arena arena;
+  auto& proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  detail::ProtoLoan loan;
   auto placer = detail::makeInlinePlacer();
   detail::ExportContext context{loan, *placer};
   detail::exportModelProto(model, proto, context);
@@ -137,8 +140,9 @@ void saveModel(const Model& model, const fs::path& path, const SaveOptions& opti
 
   // Build and size everything before the first byte is written: a model that cannot be saved
   // leaves no file behind.
-  onnx::ModelProto proto;
-  detail::ProtoLoan loan;  // after `proto`: gone first
+  google::protobuf::Arena arena;
+  auto& proto = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
+  detail::ProtoLoan loan;
   auto placer = detail::makeTensorPlacer(options, target);
   detail::ExportContext context{loan, *placer};
   try {
@@ -166,7 +170,8 @@ void saveModel(const Model& model, const fs::path& path, const SaveOptions& opti
 Tensor loadTensorProtoFile(const fs::path& path) {
   MappedInput input(path);
   detail::ImportContext context{path.string(), folderOf(path), {}};
-  onnx::TensorProto proto = detail::parseTensorBytes(input.bytes(), context);
+  google::protobuf::Arena arena;
+  onnx::TensorProto& proto = detail::parseTensorBytes(input.bytes(), context, arena);
   return detail::importTensorProto(std::move(proto), context);
 }
 

@@ -48,13 +48,18 @@ class Importer {
   }
 
   // ONNX forbids a name defined twice in one scope or shadowing an enclosing scope's name.
-  void checkNewName(const Graph& graph, const std::string& name, const std::string& subject) const {
+  template <class SubjectLike>
+  void checkNewName(const Graph& graph, const std::string& name, const SubjectLike& subject) const {
     if (graph.lookupValue(name)) {
-      fail(subject, fmt::format("the value name '{}' is defined more than once", name));
+      fail(subjectText(subject),
+           fmt::format("the value name '{}' is defined more than once", name));
     }
   }
+  static std::string subjectText(const std::string& text) { return text; }
+  static std::string subjectText(const Subject& subject) { return subject.str(); }
+  static std::string subjectText(const Node* node) { return node->describe(); }
 
-  ValueType importType(const onnx::ValueInfoProto& info, const std::string& subject) const {
+  ValueType importType(const onnx::ValueInfoProto& info, const Subject& subject) const {
     if (!info.has_type()) return {};
     return importValueType(info.type(), context_, subject);
   }
@@ -74,10 +79,8 @@ class Importer {
       graph.quantizationAnnotations.push_back(serializeOpaque(annotation));
     }
 
-    // Values whose type the file stated on the graph's interface (or that an initializer fixes).
-    std::unordered_set<const Value*> typed;
-    importInitializers(proto, graph, typed);
-    importInputs(proto, graph, typed);
+    importInitializers(proto, graph);
+    importInputs(proto, graph);
 
     std::vector<Node*> nodes;
     nodes.reserve(static_cast<size_t>(proto.node_size()));
@@ -88,8 +91,8 @@ class Importer {
       connectNode(*proto.mutable_node(i), nodes[static_cast<size_t>(i)], graph, sparseNames);
     }
 
-    importOutputs(proto, graph, typed);
-    importValueInfos(proto, graph, typed);
+    importOutputs(proto, graph);
+    importValueInfos(proto, graph);
 
     if (context_.options.sortNodes && !graph.isTopologicallySorted()) {
       try {
@@ -100,13 +103,12 @@ class Importer {
     }
   }
 
-  void importInitializers(onnx::GraphProto& proto, Graph& graph,
-                          std::unordered_set<const Value*>& typed) {
+  void importInitializers(onnx::GraphProto& proto, Graph& graph) {
     for (int i = 0; i < proto.initializer_size(); ++i) {
       onnx::TensorProto& tensorProto = *proto.mutable_initializer(i);
       std::string name = tensorProto.name();
       if (name.empty()) fail(fmt::format("initializer #{}", i), "has no name");
-      std::string subject = fmt::format("initializer '{}'", name);
+      Subject subject("initializer", name);
       checkNewName(graph, name, subject);
       auto tensor =
           std::make_shared<Tensor>(importTensorProto(std::move(tensorProto), context_, subject));
@@ -114,21 +116,19 @@ class Importer {
       if (value->name() != name) {
         // The IR keeps initializer names unique across the whole model, so that passes never
         // create shadowing names; sibling subgraphs reusing one are the only way here.
-        fail(subject,
+        fail(subject.str(),
              "the name is also used by an initializer or value of another subgraph; "
              "qopt needs initializer names unique across the model");
       }
-      typed.insert(value);
     }
   }
 
-  void importInputs(onnx::GraphProto& proto, Graph& graph,
-                    std::unordered_set<const Value*>& typed) {
+  void importInputs(onnx::GraphProto& proto, Graph& graph) {
     for (int i = 0; i < proto.input_size(); ++i) {
       onnx::ValueInfoProto& info = *proto.mutable_input(i);
       const std::string& name = info.name();
       if (name.empty()) fail(fmt::format("graph input #{}", i), "has no name");
-      std::string subject = fmt::format("graph input '{}'", name);
+      Subject subject("graph input", name);
       ValueType type = importType(info, subject);
       Value* value = graph.findValue(name);
       if (value && value->isInitializer() && !value->isGraphInput()) {
@@ -140,7 +140,6 @@ class Importer {
       }
       value->interfaceDocString = info.doc_string();
       value->interfaceUnknownFields = saveUnknownFields(info);
-      typed.insert(value);
     }
   }
 
@@ -156,7 +155,7 @@ class Importer {
         node->addOutput("", /*absent=*/true);
         continue;
       }
-      checkNewName(graph, output, node->describe());
+      checkNewName(graph, output, static_cast<const Node*>(node));
       node->addOutput(output);
     }
     return node;
@@ -200,7 +199,7 @@ class Importer {
   Attribute importAttribute(onnx::AttributeProto& proto, Node* node) {
     Attribute attr;
     attr.name = proto.name();
-    std::string subject = fmt::format("{} attribute '{}'", node->describe(), attr.name);
+    Subject subject(*node, attr.name);
     if (proto.has_type()) attr.kind = static_cast<AttrKind>(proto.type());
     attr.docString = proto.doc_string();
     attr.refAttrName = proto.ref_attr_name();
@@ -226,7 +225,7 @@ class Importer {
       attr.presentFields |= 16;
     }
     if (proto.has_sparse_tensor() && proto.has_tp()) {
-      fail(subject, "carries both sparse_tensor and tp");
+      fail(subject.str(), "carries both sparse_tensor and tp");
     }
     if (proto.has_sparse_tensor()) {
       attr.opaqueSingle = serializeOpaque(proto.sparse_tensor());
@@ -249,7 +248,7 @@ class Importer {
     // One opaque list: which field it came from is told by the attribute's type.
     if (!proto.sparse_tensors().empty()) {
       if (attr.kind != AttrKind::SparseTensors || !proto.type_protos().empty()) {
-        fail(subject, "carries sparse_tensors but is not of type SPARSE_TENSORS");
+        fail(subject.str(), "carries sparse_tensors but is not of type SPARSE_TENSORS");
       }
       for (const auto& sparse : proto.sparse_tensors()) {
         attr.opaqueList.push_back(serializeOpaque(sparse));
@@ -257,7 +256,7 @@ class Importer {
     }
     if (!proto.type_protos().empty()) {
       if (attr.kind != AttrKind::TypeProtos) {
-        fail(subject, "carries type_protos but is not of type TYPE_PROTOS");
+        fail(subject.str(), "carries type_protos but is not of type TYPE_PROTOS");
       }
       for (const auto& tp : proto.type_protos()) attr.opaqueList.push_back(serializeOpaque(tp));
     }
@@ -265,24 +264,19 @@ class Importer {
     return attr;
   }
 
-  void importOutputs(onnx::GraphProto& proto, Graph& graph,
-                     std::unordered_set<const Value*>& typed) {
-    std::unordered_set<const Value*> listed;
+  void importOutputs(onnx::GraphProto& proto, Graph& graph) {
     for (int i = 0; i < proto.output_size(); ++i) {
       const onnx::ValueInfoProto& info = proto.output(i);
       const std::string& name = info.name();
       if (name.empty()) fail(fmt::format("graph output #{}", i), "has no name");
-      std::string subject = fmt::format("graph output '{}'", name);
+      Subject subject("graph output", name);
       Value* value = graph.lookupValue(name);
-      if (!value) fail(subject, "is not defined by any node, input or initializer");
+      if (!value) fail(subject.str(), "is not defined by any node, input or initializer");
+      // The IR holds one type per value: a graph input, or a value listed as output before,
+      // keeps the type read first. An initializer's type is only derived from its tensor, so
+      // the output states it. Values of enclosing graphs keep their own.
+      bool firstTyping = !value->isGraphInput() && !value->isGraphOutput();
       graph.addOutput(value);
-      // The IR holds one type per value: a value already typed by a graph input (or an earlier
-      // listing as output) keeps that type. An initializer's own type is only derived from its
-      // tensor, so the output states it. Values of enclosing graphs keep their own.
-      bool firstTyping =
-          typed.insert(value).second ||
-          (value->isInitializer() && !value->isGraphInput() && !listed.contains(value));
-      listed.insert(value);
       if (!firstTyping || value->graph() != &graph) continue;
       value->setType(importType(info, subject));
       value->interfaceDocString = info.doc_string();
@@ -290,8 +284,7 @@ class Importer {
     }
   }
 
-  void importValueInfos(onnx::GraphProto& proto, Graph& graph,
-                        const std::unordered_set<const Value*>& typed) {
+  void importValueInfos(onnx::GraphProto& proto, Graph& graph) {
     for (int i = 0; i < proto.value_info_size(); ++i) {
       const onnx::ValueInfoProto& info = proto.value_info(i);
       Value* value = info.name().empty() ? nullptr : graph.findValue(info.name());
@@ -299,9 +292,11 @@ class Importer {
         graph.orphanValueInfos.push_back(serializeOpaque(info));
         continue;
       }
-      ValueType type = importType(info, fmt::format("value_info '{}'", info.name()));
-      if (typed.contains(value) && !(type == value->type())) {
-        // The interface already states another type for it: keep this entry as it was.
+      ValueType type = importType(info, Subject("value_info", info.name()));
+      bool typedElsewhere =
+          value->isGraphInput() || value->isGraphOutput() || value->isInitializer();
+      if (typedElsewhere && !(type == value->type())) {
+        // The interface or the tensor already states another type: keep this entry as it was.
         graph.orphanValueInfos.push_back(serializeOpaque(info));
         continue;
       }

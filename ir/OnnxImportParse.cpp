@@ -102,9 +102,9 @@ WireProblem scanTopLevel(std::string_view bytes,
 }
 
 template <class Message>
-Message parseOrExplain(std::string_view bytes, const ImportContext& context,
-                       const std::set<std::pair<uint32_t, uint32_t>>& firstFields,
-                       std::string_view kind) {
+Message& parseOrExplain(std::string_view bytes, const ImportContext& context,
+                        const std::set<std::pair<uint32_t, uint32_t>>& firstFields,
+                        std::string_view kind, google::protobuf::Arena& arena) {
   auto fail = [&](const std::string& cause) {
     throw Error(ErrorKind::Input, context.displayName, {}, cause);
   };
@@ -115,8 +115,8 @@ Message parseOrExplain(std::string_view bytes, const ImportContext& context,
                     "stored as external data",
                     bytes.size()));
   }
-  Message message;
-  if (parseWithLimit(bytes, context.options.protobufRecursionLimit, message)) return message;
+  auto* message = google::protobuf::Arena::CreateMessage<Message>(&arena);
+  if (parseWithLimit(bytes, context.options.protobufRecursionLimit, *message)) return *message;
   WireProblem problem = scanTopLevel(bytes, firstFields, kind);
   if (!problem.cause.empty()) fail(problem.cause);
   Message deeper;
@@ -136,9 +136,10 @@ const std::set<std::pair<uint32_t, uint32_t>> kModelFields = {{1, 0},  {2, 2},  
 
 }  // namespace
 
-onnx::ModelProto parseModelBytes(std::string_view bytes, const ImportContext& context) {
-  onnx::ModelProto proto =
-      parseOrExplain<onnx::ModelProto>(bytes, context, kModelFields, "an ONNX model");
+onnx::ModelProto& parseModelBytes(std::string_view bytes, const ImportContext& context,
+                                  google::protobuf::Arena& arena) {
+  onnx::ModelProto& proto =
+      parseOrExplain<onnx::ModelProto>(bytes, context, kModelFields, "an ONNX model", arena);
   if (!proto.has_graph()) {
     // Other protobuf messages often parse as a ModelProto full of unknown fields.
     throw Error(ErrorKind::Input, context.displayName, {},
@@ -149,8 +150,9 @@ onnx::ModelProto parseModelBytes(std::string_view bytes, const ImportContext& co
   return proto;
 }
 
-onnx::TensorProto parseTensorBytes(std::string_view bytes, const ImportContext& context) {
-  return parseOrExplain<onnx::TensorProto>(bytes, context, {}, "a TensorProto file");
+onnx::TensorProto& parseTensorBytes(std::string_view bytes, const ImportContext& context,
+                                    google::protobuf::Arena& arena) {
+  return parseOrExplain<onnx::TensorProto>(bytes, context, {}, "a TensorProto file", arena);
 }
 
 }  // namespace qopt::detail

@@ -20,7 +20,7 @@ namespace {
 
 class TensorImporter {
  public:
-  TensorImporter(onnx::TensorProto& proto, const ImportContext& context, const std::string& subject)
+  TensorImporter(onnx::TensorProto& proto, const ImportContext& context, const Subject& subject)
       : proto_(proto), context_(context), subject_(subject) {}
 
   Tensor run() {
@@ -70,7 +70,7 @@ class TensorImporter {
 
  private:
   [[noreturn]] void fail(const std::string& cause) const {
-    throw Error(ErrorKind::Input, context_.displayName, subject_, cause);
+    throw Error(ErrorKind::Input, context_.displayName, subject_.str(), cause);
   }
 
   std::string dimsText() const { return fmt::format("{}", fmt::join(proto_.dims(), ", ")); }
@@ -215,7 +215,7 @@ class TensorImporter {
                       *ext.length, dimsText(), dataTypeName(type()), bytesNeeded_));
     }
     std::filesystem::path file =
-        resolveExternalLocation(ext.baseDir, ext.location, context_.displayName, subject_);
+        resolveExternalLocation(ext.baseDir, ext.location, context_.displayName, subject_.str());
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0) {
       int error = errno;
@@ -239,7 +239,7 @@ class TensorImporter {
 
   onnx::TensorProto& proto_;
   const ImportContext& context_;
-  const std::string& subject_;
+  const Subject& subject_;
   uint64_t count_ = 0;
   size_t bytesNeeded_ = 0;
 };
@@ -247,13 +247,13 @@ class TensorImporter {
 }  // namespace
 
 Tensor importTensorProto(onnx::TensorProto&& proto, const ImportContext& context,
-                         const std::string& subject) {
+                         const Subject& subject) {
   return TensorImporter(proto, context, subject).run();
 }
 
 Tensor importTensorProto(onnx::TensorProto&& proto, const ImportContext& context) {
-  std::string subject = fmt::format("tensor '{}'", proto.name());
-  return importTensorProto(std::move(proto), context, subject);
+  std::string name = proto.name();
+  return importTensorProto(std::move(proto), context, Subject("tensor", name));
 }
 
 }  // namespace qopt::detail

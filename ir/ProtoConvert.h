@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream.h>
 #include <google/protobuf/message.h>
@@ -31,6 +32,22 @@
 
 namespace qopt::detail {
 
+/// What a message is about, for error messages: formatted only when an error needs it (import
+/// and export touch every tensor and attribute, and most models have no error).
+class Subject {
+ public:
+  /// "initializer 'w'", "tensor 't'"; `name` must outlive the Subject.
+  Subject(const char* kind, const std::string& name) : kind_(kind), name_(&name) {}
+  /// "node 'conv1' (Conv) attribute 'value'".
+  Subject(const Node& node, const std::string& attribute) : node_(&node), name_(&attribute) {}
+  std::string str() const;
+
+ private:
+  const char* kind_ = nullptr;
+  const Node* node_ = nullptr;
+  const std::string* name_;
+};
+
 struct ImportContext {
   std::string displayName;        // file name for messages
   std::filesystem::path baseDir;  // external data is relative to this folder
@@ -40,20 +57,24 @@ struct ImportContext {
 /// Moves tensor bytes out of `proto` (no copies of raw data).
 std::unique_ptr<Model> importModelProto(onnx::ModelProto&& proto, const ImportContext& context);
 Tensor importTensorProto(onnx::TensorProto&& proto, const ImportContext& context);
-/// As importTensorProto; `subject` names the tensor in messages ("initializer 'w'").
+/// As importTensorProto; `subject` names the tensor in messages.
 Tensor importTensorProto(onnx::TensorProto&& proto, const ImportContext& context,
-                         const std::string& subject);
+                         const Subject& subject);
 
 /// Parses bytes into a ModelProto / TensorProto with the context's protobuf limits. A failure is
 /// a qopt::Error that says why (empty, truncated, not protobuf, nested too deeply).
-onnx::ModelProto parseModelBytes(std::string_view bytes, const ImportContext& context);
-onnx::TensorProto parseTensorBytes(std::string_view bytes, const ImportContext& context);
+/// The message lives on `arena`: parsing and freeing are then much cheaper, and raw_data still
+/// moves out without a copy.
+onnx::ModelProto& parseModelBytes(std::string_view bytes, const ImportContext& context,
+                                  google::protobuf::Arena& arena);
+onnx::TensorProto& parseTensorBytes(std::string_view bytes, const ImportContext& context,
+                                    google::protobuf::Arena& arena);
 
 /// The value type a TypeProto describes. Anything the ValueType fields cannot say exactly (an
 /// explicit empty field, unknown fields, sequence/map/optional types) keeps the whole TypeProto
 /// in `opaque`. Throws qopt::Error (naming `subject`) for an unknown element type.
 ValueType importValueType(const onnx::TypeProto& proto, const ImportContext& context,
-                          const std::string& subject);
+                          const Subject& subject);
 /// The inverse of importValueType: writes `opaque` back while the fields still match it.
 void exportValueType(const ValueType& type, onnx::TypeProto& proto);
 
@@ -121,7 +142,7 @@ class TensorPlacer {
   virtual ~TensorPlacer() = default;
   /// The external_data entries to write for `tensor`, or nullopt to write its bytes inline.
   virtual std::optional<std::vector<std::pair<std::string, std::string>>> place(
-      const Tensor& tensor, const std::string& subject) = 0;
+      const Tensor& tensor, const Subject& subject) = 0;
   /// Writes the data files the placed tensors refer to (atomically, one by one).
   virtual void writeDataFiles() {}
   /// The data files (resolved paths) that the placed tensors refer to.
@@ -139,7 +160,7 @@ void exportModelProto(const Model& model, onnx::ModelProto& proto, ExportContext
 void exportModelProto(const Model& model, onnx::ModelProto& proto);
 /// `name` overrides the tensor's own name (initializers take their value's name).
 void exportTensorProto(const Tensor& tensor, onnx::TensorProto& proto, ExportContext& context,
-                       const std::string* name = nullptr, const std::string& subject = {});
+                       const std::string* name = nullptr, const Subject* subject = nullptr);
 void exportTensorProto(const Tensor& tensor, onnx::TensorProto& proto);
 
 // ---------------------------------------------------------------------------------------------

@@ -117,11 +117,11 @@ void writeTensorFields(const ValueType& type, TensorTypeProto& tensor) {
 }  // namespace
 
 ValueType importValueType(const onnx::TypeProto& proto, const ImportContext& context,
-                          const std::string& subject) {
+                          const Subject& subject) {
   ValueType type;
   if (auto unknown = fillFields(proto, type)) {
     throw Error(
-        ErrorKind::Input, context.displayName, subject,
+        ErrorKind::Input, context.displayName, subject.str(),
         fmt::format("unknown element type {} (qopt knows 0 to {})", *unknown, kMaxKnownDataType));
   }
   if (!isPlain(proto)) type.opaque = serializeOpaque(proto);

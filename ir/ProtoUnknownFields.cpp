@@ -6,6 +6,8 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <fmt/format.h>
+
 #include "ProtoConvert.h"
 #include "qopt/ir/Error.h"
 
@@ -31,8 +33,9 @@ std::string saveUnknownFields(const pb::Message& message) {
 
 void takeMetadataProps(pb::Message& message, int field,
                        std::vector<std::pair<std::string, std::string>>& props) {
+  // Mutable access would allocate an unknown field set for every message: look first.
+  if (message.GetReflection()->GetUnknownFields(message).empty()) return;
   pb::UnknownFieldSet* unknown = message.GetReflection()->MutableUnknownFields(&message);
-  if (unknown->empty()) return;
   std::vector<std::pair<std::string, std::string>> found;
   for (int i = 0; i < unknown->field_count(); ++i) {
     const pb::UnknownField& entryField = unknown->field(i);
@@ -72,6 +75,11 @@ void restoreUnknownFields(pb::Message& message, const std::string& unknown, int 
 
 void restoreUnknownFields(pb::Message& message, const std::string& unknown) {
   restoreUnknownFields(message, unknown, 0, {});
+}
+
+std::string Subject::str() const {
+  if (node_) return fmt::format("{} attribute '{}'", node_->describe(), *name_);
+  return fmt::format("{} '{}'", kind_, *name_);
 }
 
 std::string serializeOpaque(const pb::Message& message) {
