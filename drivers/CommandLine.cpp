@@ -118,7 +118,7 @@ DriverOptions parseCommandLine(int argc, char** argv) {
       throw usage(fmt::format("unknown option '{}'{} (see qopt --help)", arg,
                               didYouMean(dashed(key), ourFlagNames())));
     }
-    std::string flag = "--" + dashed(key);
+    std::string flag = (key.size() == 1 ? "-" : "--") + dashed(key);
     if (!value) {
       if (info.type == "bool") {
         value = "true";
@@ -173,19 +173,19 @@ DriverOptions parseCommandLine(int argc, char** argv) {
 
   try {
     options.target = parseTarget(FLAGS_target);
-    if (isExplicit("trt_version")) {
-      if (!options.target.isTensorRT()) {
-        throw usage(fmt::format("--trt-version applies to --target=tensorrt, not --target={}",
-                                FLAGS_target));
-      }
-      options.target.trtVersion = parseTrtVersion(FLAGS_trt_version);
-    } else if (options.target.isTensorRT() && FLAGS_target == "tensorrt") {
-      options.target.trtVersion = parseTrtVersion(FLAGS_trt_version);
-    }
   } catch (const Error& e) {
-    std::string flag = e.cause().find("TensorRT version") != std::string::npos ? "--trt-version"
-                                                                              : "--target";
-    throw usage(fmt::format("{}: {}", flag, e.cause()));
+    throw usage("--target: " + e.cause());
+  }
+  if (isExplicit("trt_version")) {
+    if (!options.target.isTensorRT()) {
+      throw usage(fmt::format("--trt-version applies to --target=tensorrt, not --target={}",
+                              FLAGS_target));
+    }
+    try {
+      options.target.trtVersion = parseTrtVersion(FLAGS_trt_version);
+    } catch (const Error& e) {
+      throw usage("--trt-version: " + e.cause());
+    }
   }
   return options;
 }
