@@ -194,7 +194,9 @@ class TensorImporter {
   void importExternal(Tensor& tensor) {
     if (type() == DataType::String) fail("a STRING tensor cannot use external data");
     ExternalData ext;
-    ext.baseDir = context_.baseDir;
+    // Absolute, so that the lazy read still finds the file if the working folder changes.
+    ext.baseDir = context_.baseDir.empty() ? std::filesystem::current_path()
+                                           : std::filesystem::absolute(context_.baseDir);
     bool hasLocation = false;
     for (const onnx::StringStringEntryProto& entry : proto_.external_data()) {
       ext.entries.emplace_back(entry.key(), entry.value());
