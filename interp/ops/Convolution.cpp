@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "Im2col.h"
+#include "VectorClones.h"
 #include "MatrixMultiply.h"
 #include "ThreadPool.h"
 
@@ -60,54 +61,132 @@ Tiling tiling(int64_t batch, int64_t groups, int64_t columns, int64_t rowsOfCol,
 
 int threadsOf(ThreadPool* pool) { return pool == nullptr ? 1 : pool->size(); }
 
+// A per-thread im2col buffer kept between calls: a fresh megabyte per convolution would cost a
+// page fault per 4 KiB on every run.
+template <class T>
+T* columnBuffer(int64_t elements) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < static_cast<size_t>(elements)) buffer.resize(static_cast<size_t>(elements));
+  return buffer.data();
+}
+
 // Valid output range [begin, end) for a tap at `offset` (see im2col_detail::validRange).
 using im2col_detail::validRange;
+
+// 2-D depthwise convolution of one plane by phase decomposition. The zero-padded input is split
+// into strides_h * strides_w phases (phase (a, b) holds padded rows a, a + sh, ... and columns
+// b, b + sw, ...), each `phaseWidth` wide. Tap (ky, kx) then reads phase
+// ((ky * dh) % sh, (kx * dw) % sw) at a constant offset from the output position, so that with
+// output rows laid out `phaseWidth` apart, every tap is one long contiguous multiply-add over a
+// block of output rows, whatever the stride, dilation or width (short rows of 7 or 14 pixels
+// would otherwise leave the vector units idle). Columns past the output width are scratch.
+struct DepthwisePlan {
+  int64_t phaseRows = 0, phaseWidth = 0;
+  int64_t phaseSize = 0;  // elements per phase, with slack for the scratch columns
+  int64_t blockRows = 0;  // output rows per block (keeps the block in L1)
+  int64_t blockSize = 0;  // elements of a block buffer (a multiple of kChunk)
+  std::vector<int64_t> tapOffsets;  // per tap: where its phase data starts, for output (0, 0)
+};
+
+// Output elements computed together, in registers: one AVX-512 vector of floats.
+constexpr int64_t kChunk = 16;
+
+DepthwisePlan depthwisePlan(const WindowGeometry& g) {
+  DepthwisePlan p;
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  const int64_t paddedRows = std::max(
+      g.input[0] + g.padsBegin[0], (g.output[0] - 1) * sh + (g.kernel[0] - 1) * g.dilations[0] + 1);
+  const int64_t paddedCols = std::max(
+      g.input[1] + g.padsBegin[1], (g.output[1] - 1) * sw + (g.kernel[1] - 1) * g.dilations[1] + 1);
+  p.phaseRows = (paddedRows + sh - 1) / sh;
+  p.phaseWidth = (paddedCols + sw - 1) / sw;
+  // A block's last chunk may run up to kChunk - 1 elements past the last row.
+  p.phaseSize = (p.phaseRows + 2) * p.phaseWidth + kChunk;
+  p.blockRows = std::max<int64_t>(1, 2048 / p.phaseWidth);
+  p.blockSize = roundUp(p.blockRows * p.phaseWidth, kChunk);
+  for (int64_t ky = 0; ky < g.kernel[0]; ++ky) {
+    for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+      const int64_t ry = ky * g.dilations[0], rx = kx * g.dilations[1];
+      p.tapOffsets.push_back(((ry % sh) * sw + rx % sw) * p.phaseSize + (ry / sh) * p.phaseWidth +
+                             rx / sw);
+    }
+  }
+  return p;
+}
+
+template <class T>
+[[gnu::always_inline]] inline void depthwisePlaneImpl(const T* __restrict x, const T* __restrict w,
+                                                      T b, T* __restrict y, const WindowGeometry& g,
+                                                      const DepthwisePlan& p, T* __restrict phases,
+                                                      T* __restrict block) {
+  const int64_t ih = g.input[0], iw = g.input[1];
+  const int64_t oh = g.output[0], ow = g.output[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
+  const int64_t qw = p.phaseWidth;
+  const int64_t taps = static_cast<int64_t>(p.tapOffsets.size());
+  const int64_t* offsets = p.tapOffsets.data();
+  for (int64_t i = 0; i < sh * sw * p.phaseSize; ++i) phases[i] = T(0);
+  for (int64_t iy = 0; iy < ih; ++iy) {
+    const int64_t py = iy + ph;
+    T* __restrict row = phases + (py % sh) * sw * p.phaseSize + (py / sh) * qw;
+    const T* __restrict src = x + iy * iw;
+    for (int64_t phase = 0; phase < sw; ++phase) {
+      // Input columns ix with (ix + pw) % sw == phase land at (ix + pw) / sw of this phase.
+      int64_t ix = ((phase - pw) % sw + sw) % sw;
+      T* __restrict dst = row + phase * p.phaseSize + (ix + pw) / sw;
+      for (int64_t j = 0; ix < iw; ix += sw, ++j) dst[j] = src[ix];
+    }
+  }
+  for (int64_t oy0 = 0; oy0 < oh; oy0 += p.blockRows) {
+    const int64_t rows = std::min(p.blockRows, oh - oy0);
+    const int64_t n = roundUp(rows * qw, kChunk);
+    const T* base = phases + oy0 * qw;
+    for (int64_t i = 0; i < n; i += kChunk) {
+      T acc[kChunk];
+      for (int64_t j = 0; j < kChunk; ++j) acc[j] = b;
+      for (int64_t t = 0; t < taps; ++t) {
+        const T wv = w[t];
+        const T* __restrict src = base + offsets[t] + i;
+        for (int64_t j = 0; j < kChunk; ++j) acc[j] += wv * src[j];
+      }
+      for (int64_t j = 0; j < kChunk; ++j) block[i + j] = acc[j];
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t ox = 0; ox < ow; ++ox) y[(oy0 + r) * ow + ox] = block[r * qw + ox];
+    }
+  }
+}
+
+QOPT_VECTOR_CLONES
+void depthwisePlane(const float* x, const float* w, float b, float* y, const WindowGeometry& g,
+                    const DepthwisePlan& p, float* phases, float* block) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
+}
+
+void depthwisePlane(const double* x, const double* w, double b, double* y, const WindowGeometry& g,
+                    const DepthwisePlan& p, double* phases, double* block) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
+}
 
 template <class T>
 void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
                  const WindowGeometry& g, ThreadPool* pool) {
-  const int64_t ih = g.input[0], iw = g.input[1];
-  const int64_t oh = g.output[0], ow = g.output[1];
-  const int64_t kh = g.kernel[0], kw = g.kernel[1];
-  const int64_t sh = g.strides[0], sw = g.strides[1];
-  const int64_t dh = g.dilations[0], dw = g.dilations[1];
-  const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
+  const int64_t inSize = g.inputSize(), outSize = g.outputSize();
+  const int64_t taps = g.kernelSize();
   const int64_t multiplier = s.filters / s.channels;
   const int64_t planes = s.batch * s.filters;
-  std::vector<int64_t> oxBegin(static_cast<size_t>(kw)), oxEnd(static_cast<size_t>(kw));
-  for (int64_t kx = 0; kx < kw; ++kx) {
-    validRange(kx * dw - pw, sw, iw, ow, oxBegin[static_cast<size_t>(kx)],
-               oxEnd[static_cast<size_t>(kx)]);
-  }
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, oh * ow * kh * kw));
+  const DepthwisePlan plan = depthwisePlan(g);
+  const int64_t phaseFloats = g.strides[0] * g.strides[1] * plan.phaseSize;
+  const int64_t blockFloats = plan.blockSize;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, outSize * taps));
   parallelFor(pool, planes, grain, [&](int64_t p0, int64_t p1) {
+    T* scratch = columnBuffer<T>(phaseFloats + blockFloats);
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / s.filters, m = plane % s.filters;
-      const T* xc = x + (n * s.channels + m / multiplier) * ih * iw;
-      const T* wm = w + m * kh * kw;
-      T* yp = y + plane * oh * ow;
-      const T b = bias != nullptr ? bias[m] : T(0);
-      for (int64_t oy = 0; oy < oh; ++oy) {
-        T* yrow = yp + oy * ow;
-        std::fill(yrow, yrow + ow, b);
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          const int64_t iy = oy * sh - ph + ky * dh;
-          if (iy < 0 || iy >= ih) continue;
-          const T* xrow = xc + iy * iw;
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            const T wv = wm[ky * kw + kx];
-            const int64_t offset = kx * dw - pw;
-            const int64_t lo = oxBegin[static_cast<size_t>(kx)];
-            const int64_t hi = oxEnd[static_cast<size_t>(kx)];
-            if (sw == 1) {
-              const T* src = xrow + offset;
-              for (int64_t ox = lo; ox < hi; ++ox) yrow[ox] += wv * src[ox];
-            } else {
-              for (int64_t ox = lo; ox < hi; ++ox) yrow[ox] += wv * xrow[ox * sw + offset];
-            }
-          }
-        }
-      }
+      depthwisePlane(x + (n * s.channels + m / multiplier) * inSize, w + m * taps,
+                     bias != nullptr ? bias[m] : T(0), y + plane * outSize, g, plan, scratch,
+                     scratch + phaseFloats);
     }
   });
 }
@@ -129,8 +208,7 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   const bool pointwise = g.isPointwise();
   const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
   parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
-    std::vector<T> col;
-    if (!pointwise) col.resize(static_cast<size_t>(k * t.tile));
+    T* col = pointwise ? nullptr : columnBuffer<T>(k * t.tile);
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t image = item / t.tilesPerImage;  // n * groups + group
       const int64_t n = image / s.groups, grp = image % s.groups;
@@ -140,8 +218,8 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
       const T* b = xg + first;
       int64_t ldb = cols;
       if (!pointwise) {
-        im2col(xg, cg, g, first, count, T(0), col.data());
-        b = col.data();
+        im2col(xg, cg, g, first, count, T(0), col);
+        b = col;
         ldb = count;
       }
       T* yg = y + (n * s.filters + grp * mg) * cols + first;
@@ -236,8 +314,7 @@ void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_
   const bool pointwise = g.isPointwise();
   const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(TX), !pointwise, threadsOf(pool));
   parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
-    std::vector<TX> col;
-    if (!pointwise) col.resize(static_cast<size_t>(k * t.tile));
+    TX* col = pointwise ? nullptr : columnBuffer<TX>(k * t.tile);
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t image = item / t.tilesPerImage;
       const int64_t n = image / s.groups, grp = image % s.groups;
@@ -247,8 +324,8 @@ void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_
       const TX* b = xg + first;
       int64_t ldb = cols;
       if (!pointwise) {
-        im2col(xg, cg, g, first, count, xZero, col.data());
-        b = col.data();
+        im2col(xg, cg, g, first, count, xZero, col);
+        b = col;
         ldb = count;
       }
       int32_t* ag = acc + (n * s.filters + grp * mg) * cols + first;

@@ -1,7 +1,7 @@
-// Dense matrix products for the interpreter's kernels. Float and double go to OpenBLAS (chosen by
-// measurement, see bench/README.md), one BLAS call per thread: OpenBLAS runs single-threaded and
-// qopt's ThreadPool splits the work, so the interpreter's thread count is the only one that
-// matters. Integer products are exact (see integerGemm).
+// Dense matrix products for the interpreter's kernels. Float goes to oneDNN's sgemm and double to
+// OpenBLAS (chosen by measurement, see bench/README.md), one library call per thread: the
+// libraries run single-threaded and qopt's ThreadPool splits the work, so the interpreter's
+// thread count is the only one that matters. Integer products are exact (see integerGemm).
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 
 #include "KernelSupport.h"
 #include "ThreadPool.h"
+#include "VectorClones.h"
 
 namespace qopt::interp {
 
@@ -31,6 +32,11 @@ std::vector<float> channelParam(const KernelContext& ctx, const Array& a, const 
   return a.toFloatVector();
 }
 
+QOPT_VECTOR_CLONES
+void scaleShift(const float* __restrict x, float* __restrict y, int64_t n, float a, float b) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
+}
+
 // y = x * a[c] + b[c] over planes of `inner` elements, c = plane % channels.
 template <class T>
 void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes, int64_t channels,
@@ -39,10 +45,14 @@ void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes
   parallelFor(ctx.pool, planes, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const size_t c = static_cast<size_t>(p % channels);
-      const ComputeT<T> scale = a[c], shift = b[c];
       const T* xs = x + p * inner;
       T* ys = y + p * inner;
-      for (int64_t i = 0; i < inner; ++i) ys[i] = fromCompute<T>(toCompute(xs[i]) * scale + shift);
+      if constexpr (std::is_same_v<T, float>) {
+        scaleShift(xs, ys, inner, a[c], b[c]);
+      } else {
+        const ComputeT<T> scale = a[c], shift = b[c];
+        for (int64_t i = 0; i < inner; ++i) ys[i] = fromCompute<T>(toCompute(xs[i]) * scale + shift);
+      }
     }
   });
 }

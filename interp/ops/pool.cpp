@@ -7,6 +7,7 @@
 
 #include "KernelSupport.h"
 #include "ThreadPool.h"
+#include "VectorClones.h"
 #include "WindowGeometry.h"
 
 namespace qopt::interp {
@@ -92,6 +93,90 @@ int64_t columnMajorOffset(int64_t offset, const std::vector<int64_t>& dims) {
   return result;
 }
 
+// Taps k in [0, kernel) whose coordinate start + k * dilation lies in [lo, hi).
+void tapRange(int64_t start, int64_t kernel, int64_t dilation, int64_t lo, int64_t hi,
+              int64_t& first, int64_t& last) {
+  first = start >= lo ? 0 : (lo - start + dilation - 1) / dilation;
+  last = hi - 1 - start < 0 ? 0 : std::min(kernel, (hi - 1 - start) / dilation + 1);
+  first = std::min(first, last);
+}
+
+// Per output coordinate of one axis: the taps inside the input and, for count_include_pad,
+// how many lie inside the padded extent.
+struct AxisTaps {
+  std::vector<int64_t> first, last, padded;
+};
+
+AxisTaps axisTaps(const WindowGeometry& g, size_t a) {
+  AxisTaps t;
+  for (int64_t o = 0; o < g.output[a]; ++o) {
+    const int64_t start = o * g.strides[a] - g.padsBegin[a];
+    int64_t first, last, pFirst, pLast;
+    tapRange(start, g.kernel[a], g.dilations[a], 0, g.input[a], first, last);
+    tapRange(start, g.kernel[a], g.dilations[a], -g.padsBegin[a], g.input[a] + g.padsEnd[a],
+             pFirst, pLast);
+    t.first.push_back(first);
+    t.last.push_back(last);
+    t.padded.push_back(pLast - pFirst);
+  }
+  return t;
+}
+
+// 2-D float pooling of one plane (the common case, without the generic window walker).
+QOPT_VECTOR_CLONES
+void poolPlane2d(const float* __restrict x, float* __restrict y, const WindowGeometry& g,
+                 const AxisTaps& rows, const AxisTaps& cols, bool max, bool countPad) {
+  const int64_t iw = g.input[1], ow = g.output[1];
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  const int64_t dh = g.dilations[0], dw = g.dilations[1];
+  const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
+  for (int64_t oy = 0; oy < g.output[0]; ++oy) {
+    const size_t ry = static_cast<size_t>(oy);
+    const int64_t iy0 = oy * sh - ph;
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const size_t rx = static_cast<size_t>(ox);
+      const int64_t ix0 = ox * sw - pw;
+      float acc = max ? std::numeric_limits<float>::lowest() : 0.0f;
+      bool any = false;
+      for (int64_t ky = rows.first[ry]; ky < rows.last[ry]; ++ky) {
+        const float* xrow = x + (iy0 + ky * dh) * iw + ix0;
+        for (int64_t kx = cols.first[rx]; kx < cols.last[rx]; ++kx) {
+          const float v = xrow[kx * dw];
+          if (max) {
+            if (!any || v > acc) acc = v;
+            any = true;
+          } else {
+            acc += v;
+          }
+        }
+      }
+      if (max) {
+        y[oy * ow + ox] = acc;
+      } else {
+        const int64_t count = countPad ? rows.padded[ry] * cols.padded[rx]
+                                       : (rows.last[ry] - rows.first[ry]) *
+                                             (cols.last[rx] - cols.first[rx]);
+        y[oy * ow + ox] = count > 0 ? acc / static_cast<float>(count) : 0.0f;
+      }
+    }
+  }
+}
+
+void pool2dFloat(const KernelContext& ctx, const Array& x, Array& y, const WindowGeometry& g,
+                 bool max, bool countPad) {
+  const AxisTaps rows = axisTaps(g, 0), cols = axisTaps(g, 1);
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t inSize = g.inputSize(), outSize = g.outputSize();
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, outSize * g.kernelSize()));
+  parallelFor(ctx.pool, planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      poolPlane2d(xp + p * inSize, yp + p * outSize, g, rows, cols, max, countPad);
+    }
+  });
+}
+
 void maxPoolKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
   WindowOptions options;
@@ -106,6 +191,11 @@ void maxPoolKernel(KernelContext& ctx) {
   Array y(x.dataType(), windowOutputShape(x.shape(), x.dim(1), g));
   Array indices;
   if (wantIndices) indices = Array(DataType::Int64, y.shape());
+  if (x.dataType() == DataType::Float && g.spatialRank == 2 && !wantIndices) {
+    pool2dFloat(ctx, x, y, g, true, false);
+    ctx.outputs[0] = std::move(y);
+    return;
+  }
   auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeT<T>;
@@ -158,6 +248,11 @@ void averagePoolKernel(KernelContext& ctx) {
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();
   Array y(x.dataType(), windowOutputShape(x.shape(), x.dim(1), g));
+  if (x.dataType() == DataType::Float && g.spatialRank == 2) {
+    pool2dFloat(ctx, x, y, g, false, countPad);
+    ctx.outputs[0] = std::move(y);
+    return;
+  }
   dispatchFloat(x.dataType(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeT<T>;

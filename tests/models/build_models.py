@@ -35,7 +35,7 @@ MODEL_SETS = {
     },
     "bench": {
         "resnet18_like": lambda: resnet.build(depth=18, image=224),
-        "mobilenetv2_like": lambda: mobilenetv2.build(image=224, width=1.0),
+        "mobilenetv2_like": lambda: mobilenetv2.build(image=224, width=0.5),
         "transformer_block": lambda: transformer.build(batch=1, seq=128, dim=256, heads=8),
         "resnet50": lambda: resnet.build(depth=50, image=224),
         "mobilenetv2": lambda: mobilenetv2.build(image=224, width=1.0),

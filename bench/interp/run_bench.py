@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Interpreter latency against ONNX Runtime on the same inputs, in one run.
+
+  run_bench.py --build BUILD_DIR [--work DIR] [--runs N] [--models a,b] [--threads 1,0]
+
+Builds the benchmark models (tests/models/build_models.py --set bench, random weights, full
+224x224 sizes) into WORK, then for each model and thread count times qopt's interpreter
+(BUILD_DIR/bin/qopt-interp-latency) and ONNX Runtime (tests/ort/run_ort.js, all graph
+optimizations on, as deployed) alternately, checks that their outputs agree within 1e-4
+relative, and prints a Markdown table of the minimum latencies and the ratio qopt / ONNX Runtime
+(wall time, and for one thread also CPU time per run, which a busy machine does not inflate).
+Threads 0 means all cores. Needs `npm ci --ignore-scripts` in the repository root."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
+
+import build_models  # noqa: E402
+import modelkit  # noqa: E402
+
+
+def run_json(cmd):
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def max_relative_error(qopt_dir, ort_dir):
+    names = json.load(open(os.path.join(ort_dir, "outputs.json")))
+    worst = 0.0
+    for name in names:
+        stem = "".join(c if c.isalnum() or c in "_.-" else "_" for c in name) + ".npy"
+        a = np.load(os.path.join(qopt_dir, stem)).astype(np.float64)
+        e = np.load(os.path.join(ort_dir, stem)).astype(np.float64)
+        scale = np.abs(e) + np.mean(np.abs(e)) + 1e-30
+        worst = max(worst, float(np.max(np.abs(a - e) / scale)))
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", required=True)
+    parser.add_argument("--work", default=None)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternations of qopt and ONNX Runtime; the minimum is reported")
+    parser.add_argument("--models", default=",".join(build_models.MODEL_SETS["bench"]))
+    parser.add_argument("--threads", default="1,0")
+    parser.add_argument("--node", default="node")
+    args = parser.parse_args()
+    work = args.work or os.path.join(args.build, "bench", "interp", "models")
+    latency = os.path.join(args.build, "bin", "qopt-interp-latency")
+    run_ort = os.path.join(ROOT, "tests", "ort", "run_ort.js")
+
+    rows = []
+    for name in args.models.split(","):
+        model_path = os.path.join(work, name + ".onnx")
+        if not os.path.exists(model_path):
+            model, inputs = build_models.MODEL_SETS["bench"][name]()
+            modelkit.save(model, inputs, work, name)
+        inputs = os.path.join(work, name + ".inputs")
+        for threads in args.threads.split(","):
+            qopt_out = os.path.join(work, "out", f"{name}.t{threads}.qopt")
+            ort_out = os.path.join(work, "out", f"{name}.t{threads}.ort")
+            qopt_ms, ort_ms, qopt_cpu, ort_cpu = [], [], [], []
+            for _ in range(args.rounds):
+                q = run_json([latency, model_path, "--inputs", inputs, "--outputs", qopt_out,
+                              "--threads", threads, "--runs", str(args.runs), "--warmup", "2"])
+                o = run_json([args.node, run_ort, "--model", model_path, "--inputs", inputs,
+                              "--outputs", ort_out, "--optimization", "all",
+                              "--threads", threads, "--runs", str(args.runs), "--warmup", "2"])
+                qopt_ms.append(q["min_ms"])
+                ort_ms.append(o["min_ms"])
+                qopt_cpu.append(q["min_cpu_ms"])
+                ort_cpu.append(o["min_cpu_ms"])
+            err = max_relative_error(qopt_out, ort_out)
+            q, o = min(qopt_ms), min(ort_ms)
+            qc, oc = min(qopt_cpu), min(ort_cpu)
+            rows.append((name, "all" if threads == "0" else threads, q, o, qc, oc, err))
+            print(f"{name} threads={threads}: qopt {q:.2f} ms ({qc:.2f} CPU ms), ONNX Runtime "
+                  f"{o:.2f} ms ({oc:.2f} CPU ms), max relative difference {err:.1e}",
+                  file=sys.stderr)
+
+    # CPU time per run is the latency a run would have on an idle core: the honest single-thread
+    # figure on a shared machine. With several threads it sums their time, so only wall time is
+    # compared there.
+    print("| model | threads | qopt (ms) | ONNX Runtime (ms) | qopt / ORT (wall) | "
+          "qopt / ORT (CPU time) | max rel. diff |")
+    print("|---|---|---|---|---|---|---|")
+    for name, threads, q, o, qc, oc, err in rows:
+        cpu_ratio = f"{qc / oc:.2f} ({qc:.1f} / {oc:.1f})" if threads == "1" else "-"
+        print(f"| {name} | {threads} | {q:.2f} | {o:.2f} | {q / o:.2f} | {cpu_ratio} | {err:.1e} |")
+    if any(err > 1e-4 for *_, err in rows):
+        print("outputs differ from ONNX Runtime by more than 1e-4 relative", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
