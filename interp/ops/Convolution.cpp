@@ -126,16 +126,29 @@ template <class T>
   const int64_t qw = p.phaseWidth;
   const int64_t taps = static_cast<int64_t>(p.tapOffsets.size());
   const int64_t* offsets = p.tapOffsets.data();
-  for (int64_t i = 0; i < sh * sw * p.phaseSize; ++i) phases[i] = T(0);
-  for (int64_t iy = 0; iy < ih; ++iy) {
-    const int64_t py = iy + ph;
-    T* __restrict row = phases + (py % sh) * sw * p.phaseSize + (py / sh) * qw;
-    const T* __restrict src = x + iy * iw;
-    for (int64_t phase = 0; phase < sw; ++phase) {
-      // Input columns ix with (ix + pw) % sw == phase land at (ix + pw) / sw of this phase.
-      int64_t ix = ((phase - pw) % sw + sw) % sw;
-      T* __restrict dst = row + phase * p.phaseSize + (ix + pw) / sw;
-      for (int64_t j = 0; ix < iw; ix += sw, ++j) dst[j] = src[ix];
+  if (sh == 1 && sw == 1) {
+    // One phase: only the padding needs zeros, the interior is overwritten.
+    for (int64_t i = 0; i < ph * qw + pw; ++i) phases[i] = T(0);
+    for (int64_t iy = 0; iy < ih; ++iy) {
+      T* __restrict row = phases + (iy + ph) * qw + pw;
+      const T* __restrict src = x + iy * iw;
+      for (int64_t ix = 0; ix < iw; ++ix) row[ix] = src[ix];
+      // The right padding of this row and the left padding of the next are adjacent.
+      for (int64_t j = iw; j < qw; ++j) row[j] = T(0);
+    }
+    for (int64_t i = (ih + ph) * qw + pw; i < p.phaseSize; ++i) phases[i] = T(0);
+  } else {
+    for (int64_t i = 0; i < sh * sw * p.phaseSize; ++i) phases[i] = T(0);
+    for (int64_t iy = 0; iy < ih; ++iy) {
+      const int64_t py = iy + ph;
+      T* __restrict row = phases + (py % sh) * sw * p.phaseSize + (py / sh) * qw;
+      const T* __restrict src = x + iy * iw;
+      for (int64_t phase = 0; phase < sw; ++phase) {
+        // Input columns ix with (ix + pw) % sw == phase land at (ix + pw) / sw of this phase.
+        int64_t ix = ((phase - pw) % sw + sw) % sw;
+        T* __restrict dst = row + phase * p.phaseSize + (ix + pw) / sw;
+        for (int64_t j = 0; ix < iw; ix += sw, ++j) dst[j] = src[ix];
+      }
     }
   }
   for (int64_t oy0 = 0; oy0 < oh; oy0 += p.blockRows) {
