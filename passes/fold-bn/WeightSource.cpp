@@ -118,9 +118,19 @@ bool sameQuantParams(const QuantParams& a, const QuantParams& b) {
          a.perChannel == b.perChannel && (!a.perChannel || a.axis == b.axis);
 }
 
+// Whether `reader` (at `index`) is the only node that reads the values of `value`; readers of
+// only its shape and type do not count, since rescaling keeps both.
 bool readOnlyBy(const Value* value, const Node* reader, size_t index) {
-  return value->uses().size() == 1 && value->uses()[0] == Use{const_cast<Node*>(reader),
-                                                              static_cast<uint32_t>(index)};
+  size_t others = 0;
+  bool found = false;
+  for (const Use& use : value->uses()) {
+    if (use == Use{const_cast<Node*>(reader), static_cast<uint32_t>(index)}) {
+      found = true;
+    } else if (!fold::readsOnlyShapeAndType(use)) {
+      ++others;
+    }
+  }
+  return found && others == 0;
 }
 
 }  // namespace
@@ -212,7 +222,7 @@ const Node* sharedWith(const WeightSource& source, const Node& linear, bool* gra
     }
     if (!readOnlyBy(value, reader, index)) {
       for (const Use& use : value->uses()) {
-        if (use.user != reader) return use.user;
+        if (use.user != reader && !fold::readsOnlyShapeAndType(use)) return use.user;
       }
       return reader;  // read twice by the same node
     }

@@ -137,6 +137,13 @@ std::optional<Tensor> constantThroughCasts(const Value* value) {
   return std::nullopt;
 }
 
+bool readsOnlyShapeAndType(const Use& use) {
+  const Node* user = use.user;
+  if (!user->domain().empty()) return false;
+  return ((user->opType() == "Shape" || user->opType() == "Size") && use.index == 0) ||
+         (user->opType() == "CastLike" && use.index == 1);
+}
+
 Value* installConstant(const std::vector<Use>& uses, Tensor tensor,
                        std::string_view preferredName) {
   Graph& graph = *enclosingGraph(uses);
@@ -147,8 +154,11 @@ Value* installConstant(const std::vector<Use>& uses, Tensor tensor,
     if (v != nullptr && std::find(old.begin(), old.end(), v) == old.end()) old.push_back(v);
   }
   auto onlyReadBySlots = [&](const Value* v) {
+    bool sameShapeAndType = v->type().isTensor() && v->type().elemType == tensor.dataType() &&
+                            v->type().staticShape() == tensor.dims();
     return std::all_of(v->uses().begin(), v->uses().end(), [&](const Use& u) {
-      return std::find(uses.begin(), uses.end(), u) != uses.end();
+      return std::find(uses.begin(), uses.end(), u) != uses.end() ||
+             (sameShapeAndType && readsOnlyShapeAndType(u));
     });
   };
   if (old.size() == 1 && onlyReadBySlots(old[0]) && !old[0]->isGraphOutput() &&

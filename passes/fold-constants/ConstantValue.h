@@ -31,9 +31,14 @@ std::optional<Tensor> constantThroughCasts(const Value* value);
 /// Whether constantOf(value) would give a tensor, without materialising it.
 bool isConstantValue(const Value* value);
 
+/// Whether `use` reads only the shape and type of its value (Shape, Size, CastLike's second
+/// input): rewriting the value with a tensor of the same shape and type leaves it unchanged.
+bool readsOnlyShapeAndType(const Use& use);
+
 /// Makes every input slot in `uses` read `tensor`. When those slots all read one value that
 /// nothing else reads (an initializer that is not a graph input or output, or a Constant node's
-/// output), that value is rewritten in place and keeps its name; otherwise a new initializer
+/// output; readers of only its shape and type do not count when `tensor` keeps both), that
+/// value is rewritten in place and keeps its name; otherwise a new initializer
 /// named after `preferredName` is added to the graph of the first user and the old values are
 /// erased when nothing reads them any more. Returns the value the slots now read.
 Value* installConstant(const std::vector<Use>& uses, Tensor tensor, std::string_view preferredName);

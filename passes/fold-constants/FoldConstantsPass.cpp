@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <memory>
 #include <new>
+#include <span>
 #include <string_view>
 
 #include "ConstantValue.h"
@@ -145,6 +147,46 @@ class FoldConstantsPass : public Pass {
     return {};
   }
 
+  // The element count of the result of the ops that make large tensors from small inputs,
+  // known before evaluating them; nullopt for other ops.
+  static std::optional<uint64_t> predictedElements(const Node& node,
+                                                   const std::vector<std::optional<Tensor>>& in) {
+    auto product = [](const std::vector<int64_t>& dims) -> std::optional<uint64_t> {
+      uint64_t n = 1;
+      for (int64_t d : dims) {
+        if (d < 0) return std::nullopt;
+        if (d != 0 && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
+          return std::numeric_limits<uint64_t>::max();
+        }
+        n *= static_cast<uint64_t>(d);
+      }
+      return n;
+    };
+    auto valuesOf = [&](size_t i) -> std::optional<std::vector<int64_t>> {
+      if (i >= in.size() || !in[i] || !isInteger(in[i]->dataType())) return std::nullopt;
+      return in[i]->toInt64s();
+    };
+    if (node.is("ConstantOfShape")) {
+      if (auto shape = valuesOf(0)) return product(*shape);
+    } else if (node.is("Expand") && in.size() >= 2 && in[0]) {
+      // Broadcast of the input's dims with the requested shape.
+      if (auto shape = valuesOf(1)) {
+        std::vector<int64_t> a = in[0]->dims(), b = *shape;
+        if (a.size() < b.size()) a.insert(a.begin(), b.size() - a.size(), 1);
+        if (b.size() < a.size()) b.insert(b.begin(), a.size() - b.size(), 1);
+        for (size_t i = 0; i < a.size(); ++i) a[i] = a[i] == 1 ? b[i] : a[i];
+        return product(a);
+      }
+    } else if (node.is("Tile") && in.size() >= 2 && in[0]) {
+      if (auto repeats = valuesOf(1); repeats && repeats->size() == in[0]->dims().size()) {
+        std::vector<int64_t> dims = in[0]->dims();
+        for (size_t i = 0; i < dims.size(); ++i) dims[i] *= (*repeats)[i];
+        return product(dims);
+      }
+    }
+    return std::nullopt;
+  }
+
   std::string sizeProblem(uint64_t elements, DataType type) const {
     if (elements > static_cast<uint64_t>(*maxOutputElements_)) {
       return fmt::format("its result has {} elements, over max-output-elements={}", elements,
@@ -212,6 +254,17 @@ class FoldConstantsPass : public Pass {
       if (!why.empty()) {
         keep(*node, counter, why, result);
         continue;
+      }
+      if (inputs) {
+        if (std::optional<uint64_t> elements = predictedElements(*node, *inputs)) {
+          DataType type = node->output(0)->type().elemType;
+          if (node->is("Expand") || node->is("Tile")) type = (*inputs)[0]->dataType();
+          why = sizeProblem(*elements, type);
+          if (!why.empty()) {
+            keep(*node, "kept-too-large", why, result);
+            continue;
+          }
+        }
       }
       std::vector<Tensor> values;
       if (shape) {
