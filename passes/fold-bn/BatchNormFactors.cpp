@@ -11,8 +11,7 @@ namespace {
 
 constexpr const char* kParamNames[] = {"scale", "bias", "mean", "variance"};
 
-std::optional<BatchNormFactors> refuse(Refusal& refusal, std::string counter,
-                                       std::string message) {
+std::optional<BatchNormFactors> refuse(Refusal& refusal, std::string counter, std::string message) {
   refusal = {std::move(counter), std::move(message)};
   return std::nullopt;
 }
@@ -79,9 +78,9 @@ std::optional<BatchNormFactors> readBatchNorm(const Node& bn, Refusal& refusal) 
     double gamma = params[0][c], beta = params[1][c], mean = params[2][c], var = params[3][c];
     double denominator = var + epsilon;
     if (!(denominator > 0) || !std::isfinite(denominator)) {
-      return refuse(refusal, "missed-bad-statistics",
-                    fmt::format("variance + epsilon of channel {} is {}, not positive", c,
-                                denominator));
+      return refuse(
+          refusal, "missed-bad-statistics",
+          fmt::format("variance + epsilon of channel {} is {}, not positive", c, denominator));
     }
     double scale = gamma / std::sqrt(denominator);
     double shift = beta - mean * scale;

@@ -14,10 +14,14 @@ namespace {
 
 std::string_view counterSuffix(LinearKind kind) {
   switch (kind) {
-    case LinearKind::Conv: return "conv";
-    case LinearKind::ConvTranspose: return "convtranspose";
-    case LinearKind::Gemm: return "gemm";
-    case LinearKind::MatMul: return "matmul";
+    case LinearKind::Conv:
+      return "conv";
+    case LinearKind::ConvTranspose:
+      return "convtranspose";
+    case LinearKind::Gemm:
+      return "gemm";
+    case LinearKind::MatMul:
+      return "matmul";
   }
   return "";
 }
@@ -60,9 +64,9 @@ std::optional<NewBias> foldedBias(const Node& linear, LinearKind kind, const Val
                                 linear.describe()));
     }
     if (!isFloatingPoint(bias->dataType())) {
-      return refuse("missed-malformed", fmt::format("the bias '{}' is of type {}",
-                                                    biasValue->name(),
-                                                    dataTypeName(bias->dataType())));
+      return refuse("missed-malformed",
+                    fmt::format("the bias '{}' is of type {}", biasValue->name(),
+                                dataTypeName(bias->dataType())));
     }
   }
   DataType type = bias ? bias->dataType() : outputType;
@@ -98,8 +102,8 @@ std::optional<NewBias> foldedBias(const Node& linear, LinearKind kind, const Val
     return refuse("missed-malformed",
                   fmt::format("its C input has {} columns for {} channels", cols, channels));
   }
-  std::vector<int64_t> newDims = dims.size() == 2 ? std::vector<int64_t>{rows, channels}
-                                                  : std::vector<int64_t>{channels};
+  std::vector<int64_t> newDims =
+      dims.size() == 2 ? std::vector<int64_t>{rows, channels} : std::vector<int64_t>{channels};
   std::vector<double> values(static_cast<size_t>(rows * channels));
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t n = 0; n < channels; ++n) {
@@ -133,8 +137,7 @@ void cloneChain(WeightSource& source, Node& linear) {
   std::vector<Value*> dqInputs(source.dequantize->inputs().begin(),
                                source.dequantize->inputs().end());
   if (source.kind == WeightSource::Kind::QuantizeDequantize) {
-    std::vector<Value*> qInputs(source.quantize->inputs().begin(),
-                                source.quantize->inputs().end());
+    std::vector<Value*> qInputs(source.quantize->inputs().begin(), source.quantize->inputs().end());
     source.quantize = cloneNode(*source.quantize, qInputs);
     dqInputs[0] = source.quantize->output(0);
   }
@@ -206,9 +209,9 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
                               linear->describe()));
   }
   if (x->isGraphOutput()) {
-    return refuse("missed-other-consumers",
-                  fmt::format("the output '{}' of {} is also a graph output", x->name(),
-                              linear->describe()));
+    return refuse(
+        "missed-other-consumers",
+        fmt::format("the output '{}' of {} is also a graph output", x->name(), linear->describe()));
   }
   for (const Use& use : x->uses()) {
     if (use.user != &bn) {
@@ -239,8 +242,8 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
                               "copy",
                               source->weight->name(), linear->describe(), who));
   }
-  std::optional<WeightLayout> layout = WeightLayout::of(*linear, *kind, source->values.dims(),
-                                                        refusal);
+  std::optional<WeightLayout> layout =
+      WeightLayout::of(*linear, *kind, source->values.dims(), refusal);
   if (!layout) return std::nullopt;
   if (layout->outputChannels() != factors.channels) {
     return refuse("missed-channel-mismatch",
@@ -299,7 +302,8 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
   } else {
     fold::installConstant({{linear, 2}}, std::move(bias->tensor), bias->name);
     if (*kind == LinearKind::Gemm) {
-      if (linear->attrFloat("beta", 1.0f) != 1.0f) linear->setAttr(Attribute::makeFloat("beta", 1.0f));
+      if (linear->attrFloat("beta", 1.0f) != 1.0f)
+        linear->setAttr(Attribute::makeFloat("beta", 1.0f));
       if (opset < 7) linear->setAttr(Attribute::makeInt("broadcast", 1));
     }
   }

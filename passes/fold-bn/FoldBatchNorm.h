@@ -18,8 +18,8 @@ struct FoldOptions {
 };
 
 struct FoldOutcome {
-  std::string counter;   // "bn-folded-into-conv"
-  std::string message;   // for the applied remark
+  std::string counter;  // "bn-folded-into-conv"
+  std::string message;  // for the applied remark
   bool quantized = false;
   bool cloned = false;
   int64_t snapped = 0;

@@ -14,8 +14,7 @@ std::optional<LinearKind> linearKindOf(const Node& node) {
 }
 
 std::optional<WeightLayout> WeightLayout::of(const Node& linear, LinearKind kind,
-                                             const std::vector<int64_t>& dims,
-                                             Refusal& refusal) {
+                                             const std::vector<int64_t>& dims, Refusal& refusal) {
   auto refuse = [&](std::string message) -> std::optional<WeightLayout> {
     refusal = {"missed-malformed", std::move(message)};
     return std::nullopt;

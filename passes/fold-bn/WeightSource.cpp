@@ -13,16 +13,23 @@ namespace {
 
 std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type) {
   switch (type) {
-    case DataType::Int4: return std::pair<int64_t, int64_t>{-8, 7};
-    case DataType::UInt4: return std::pair<int64_t, int64_t>{0, 15};
-    case DataType::Int8: return std::pair<int64_t, int64_t>{-128, 127};
-    case DataType::UInt8: return std::pair<int64_t, int64_t>{0, 255};
-    case DataType::Int16: return std::pair<int64_t, int64_t>{-32768, 32767};
-    case DataType::UInt16: return std::pair<int64_t, int64_t>{0, 65535};
+    case DataType::Int4:
+      return std::pair<int64_t, int64_t>{-8, 7};
+    case DataType::UInt4:
+      return std::pair<int64_t, int64_t>{0, 15};
+    case DataType::Int8:
+      return std::pair<int64_t, int64_t>{-128, 127};
+    case DataType::UInt8:
+      return std::pair<int64_t, int64_t>{0, 255};
+    case DataType::Int16:
+      return std::pair<int64_t, int64_t>{-32768, 32767};
+    case DataType::UInt16:
+      return std::pair<int64_t, int64_t>{0, 65535};
     case DataType::Int32:
       return std::pair<int64_t, int64_t>{std::numeric_limits<int32_t>::min(),
                                          std::numeric_limits<int32_t>::max()};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -35,7 +42,8 @@ int64_t quantizeOne(double x, double scale, int64_t zero, DataType scaleType,
   if (scaleType == DataType::Double) {
     rounded = std::nearbyint(x / scale);
   } else {
-    rounded = std::nearbyint(static_cast<double>(static_cast<float>(x) / static_cast<float>(scale)));
+    rounded =
+        std::nearbyint(static_cast<double>(static_cast<float>(x) / static_cast<float>(scale)));
   }
   double q = std::clamp(rounded + static_cast<double>(zero), static_cast<double>(range.first),
                         static_cast<double>(range.second));
@@ -52,8 +60,8 @@ std::optional<QuantParams> readQuantParams(const Node& node, size_t weightRank, 
     return refuse("missed-quantized-layout",
                   fmt::format("{} quantizes in blocks", node.describe()));
   }
-  std::optional<Tensor> scale = node.input(1) ? fold::constantThroughCasts(node.input(1))
-                                              : std::nullopt;
+  std::optional<Tensor> scale =
+      node.input(1) ? fold::constantThroughCasts(node.input(1)) : std::nullopt;
   if (!scale || !isFloatingPoint(scale->dataType())) {
     return refuse("missed-non-constant-weight",
                   fmt::format("the scale of {} is not a floating point constant", node.describe()));
@@ -68,9 +76,8 @@ std::optional<QuantParams> readQuantParams(const Node& node, size_t weightRank, 
   params.perChannel = params.scale.size() > 1;
   if (params.perChannel) {
     if (scale->dims().size() != 1) {
-      return refuse("missed-quantized-layout",
-                    fmt::format("the scale of {} has rank {}", node.describe(),
-                                scale->dims().size()));
+      return refuse("missed-quantized-layout", fmt::format("the scale of {} has rank {}",
+                                                           node.describe(), scale->dims().size()));
     }
     int64_t axis = node.attrInt("axis", 1);
     if (axis < 0) axis += static_cast<int64_t>(weightRank);
@@ -86,9 +93,8 @@ std::optional<QuantParams> readQuantParams(const Node& node, size_t weightRank, 
     params.integerType = zero->dataType();
     params.hasZeroPoint = true;
     if (!integerRange(params.integerType)) {
-      return refuse("missed-quantized-layout",
-                    fmt::format("{} quantizes to {}", node.describe(),
-                                dataTypeName(params.integerType)));
+      return refuse("missed-quantized-layout", fmt::format("{} quantizes to {}", node.describe(),
+                                                           dataTypeName(params.integerType)));
     }
     std::vector<int64_t> values = zero->toInt64s();
     if (values.size() == 1) {
@@ -174,8 +180,8 @@ std::optional<WeightSource> resolveWeight(const Node& linear, size_t index, Refu
     }
     std::optional<Tensor> floats = fold::constantOf(q->input(0));
     if (!floats || !isFloatingPoint(floats->dataType())) {
-      return refuse(fmt::format("the input '{}' of {} is not a float constant",
-                                q->input(0)->name(), q->describe()));
+      return refuse(fmt::format("the input '{}' of {} is not a float constant", q->input(0)->name(),
+                                q->describe()));
     }
     source.kind = WeightSource::Kind::QuantizeDequantize;
     source.quantize = q;
@@ -271,9 +277,8 @@ std::optional<RescaledWeight> rescaleWeight(const WeightSource& source, const We
   auto range = *integerRange(quant.integerType);
   auto at = [&](const auto& values, size_t c) { return quant.perChannel ? values[c] : values[0]; };
 
-  bool uniform = std::all_of(factor.begin(), factor.end(), [&](double f) {
-    return std::fabs(f) == std::fabs(factor[0]);
-  });
+  bool uniform = std::all_of(factor.begin(), factor.end(),
+                             [&](double f) { return std::fabs(f) == std::fabs(factor[0]); });
   bool becomesPerChannel = !quant.perChannel && !uniform;
   if (becomesPerChannel && opset < 13) {
     return refuse("missed-quantized-per-tensor",
@@ -344,9 +349,8 @@ std::optional<RescaledWeight> rescaleWeight(const WeightSource& source, const We
       if (*t != integers[i]) result.weightChanged = true;
       integers[i] = *t;
     }
-    result.weight = result.weightChanged
-                        ? Tensor::fromInt64s(quant.integerType, dims, integers)
-                        : source.values;
+    result.weight = result.weightChanged ? Tensor::fromInt64s(quant.integerType, dims, integers)
+                                         : source.values;
   } else {
     // The float weight times f, rounded once; an element whose quantized integer would then
     // differ from the one it must have (division rounding at a .5 boundary) is moved to the
@@ -394,8 +398,8 @@ std::optional<RescaledWeight> rescaleWeight(const WeightSource& source, const We
     result.newAxis = *axis;
     if (quant.hasZeroPoint) {
       std::vector<int64_t> zeros(channels, quant.zeroPoint[0]);
-      result.zeroPoint = Tensor::fromInt64s(quant.integerType, {static_cast<int64_t>(channels)},
-                                            zeros);
+      result.zeroPoint =
+          Tensor::fromInt64s(quant.integerType, {static_cast<int64_t>(channels)}, zeros);
     }
   }
   return result;

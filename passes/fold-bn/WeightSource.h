@@ -23,7 +23,7 @@
 namespace qopt::foldbn {
 
 struct QuantParams {
-  std::vector<double> scale;      // one value (per tensor) or one per channel
+  std::vector<double> scale;  // one value (per tensor) or one per channel
   DataType scaleType = DataType::Float;
   std::vector<int64_t> scaleDims;
   std::vector<int64_t> zeroPoint;  // as many as `scale`; zeros when the input is absent
@@ -36,11 +36,11 @@ struct QuantParams {
 struct WeightSource {
   enum class Kind { Float, QuantizeDequantize, Dequantize };
   Kind kind = Kind::Float;
-  Value* weight = nullptr;        // the float weight, or the integers for Dequantize
-  Node* quantize = nullptr;       // QuantizeDequantize only
-  Node* dequantize = nullptr;     // QuantizeDequantize and Dequantize
-  Tensor values;                  // the weight's constant values
-  QuantParams quant;              // QuantizeDequantize and Dequantize
+  Value* weight = nullptr;     // the float weight, or the integers for Dequantize
+  Node* quantize = nullptr;    // QuantizeDequantize only
+  Node* dequantize = nullptr;  // QuantizeDequantize and Dequantize
+  Tensor values;               // the weight's constant values
+  QuantParams quant;           // QuantizeDequantize and Dequantize
 
   bool quantized() const { return kind != Kind::Float; }
   /// The element type the linear op computes in.

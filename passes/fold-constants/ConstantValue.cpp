@@ -83,8 +83,7 @@ std::optional<Tensor> constantNodeTensor(const Node& node, std::string* why) {
     return Tensor::fromInt64s(DataType::Int64, {}, {&attr.i, 1});
   }
   if (attr.name == "value_ints" && attr.kind == AttrKind::Ints) {
-    return Tensor::fromInt64s(DataType::Int64, {static_cast<int64_t>(attr.ints.size())},
-                              attr.ints);
+    return Tensor::fromInt64s(DataType::Int64, {static_cast<int64_t>(attr.ints.size())}, attr.ints);
   }
   return refuse(fmt::format("its '{}' attribute is not a value qopt reads", attr.name));
 }
@@ -208,8 +207,9 @@ void eraseIfUnused(std::span<Value* const> values) {
     }
     Node* producer = v->producer();
     if (producer == nullptr || !producer->subgraphs().empty()) continue;
-    bool dead = std::none_of(producer->outputs().begin(), producer->outputs().end(),
-                             [](const Value* out) { return out->hasUses() || out->isGraphOutput(); });
+    bool dead =
+        std::none_of(producer->outputs().begin(), producer->outputs().end(),
+                     [](const Value* out) { return out->hasUses() || out->isGraphOutput(); });
     if (!dead) continue;
     std::vector<Value*> inputs;
     for (Value* in : producer->inputs()) {

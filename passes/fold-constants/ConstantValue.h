@@ -47,7 +47,9 @@ Value* installConstant(const std::vector<Use>& uses, Tensor tensor, std::string_
 /// output), or a node whose outputs are all unused, then, recursively, the inputs that node
 /// was the last reader of. Nodes holding subgraphs are left alone. `values` may repeat a value.
 void eraseIfUnused(std::span<Value* const> values);
-inline void eraseIfUnused(Value* value) { eraseIfUnused(std::span<Value* const>(&value, 1)); }
+inline void eraseIfUnused(Value* value) {
+  eraseIfUnused(std::span<Value* const>(&value, 1));
+}
 
 /// "tensor 'w'" for messages.
 std::string describeValue(const Value* value);

@@ -29,10 +29,10 @@ namespace qopt {
 namespace {
 
 constexpr std::array<std::string_view, 6> kNondeterministicOps = {
-    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
-    "Bernoulli"};
-constexpr std::array<std::string_view, 3> kQuantizationOps = {
-    "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"};
+    "RandomNormal",      "RandomNormalLike", "RandomUniform",
+    "RandomUniformLike", "Multinomial",      "Bernoulli"};
+constexpr std::array<std::string_view, 3> kQuantizationOps = {"QuantizeLinear", "DequantizeLinear",
+                                                              "DynamicQuantizeLinear"};
 
 bool contains(std::span<const std::string_view> list, std::string_view op) {
   return std::find(list.begin(), list.end(), op) != list.end();
@@ -100,7 +100,9 @@ class FoldConstantsPass : public Pass {
       return Tensor::fromInt64s(DataType::Int64, {}, {&size, 1});
     }
     auto rank = static_cast<int64_t>(dims->size());
-    auto clampAxis = [&](int64_t axis) { return std::clamp(axis < 0 ? axis + rank : axis, int64_t{0}, rank); };
+    auto clampAxis = [&](int64_t axis) {
+      return std::clamp(axis < 0 ? axis + rank : axis, int64_t{0}, rank);
+    };
     int64_t start = clampAxis(node.attrInt("start", 0));
     int64_t end = clampAxis(node.attrInt("end", rank));
     std::vector<int64_t> slice;

@@ -53,7 +53,8 @@ inline PassOutcome runPipeline(Model& model, std::string_view pipeline) {
   outcome.result = keeper.last;
   std::vector<VerifyIssue> issues = verifyModel(model);
   EXPECT_TRUE(issues.empty()) << "IR invalid after " << pipeline << ": "
-                              << (issues.empty() ? "" : issues[0].subject + ": " + issues[0].message);
+                              << (issues.empty() ? ""
+                                                 : issues[0].subject + ": " + issues[0].message);
   return outcome;
 }
 

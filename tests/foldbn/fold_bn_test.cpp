@@ -38,7 +38,8 @@ Value* addBatchNorm(Graph& g, Value* x, const BnParams& p, DataType type, const 
   Value* params[4];
   const std::vector<double>* values[4] = {&p.gamma, &p.beta, &p.mean, &p.var};
   const char* suffix[4] = {"_gamma", "_beta", "_mean", "_var"};
-  for (int i = 0; i < 4; ++i) params[i] = addInitializer(g, name + suffix[i], type, {c}, *values[i]);
+  for (int i = 0; i < 4; ++i)
+    params[i] = addInitializer(g, name + suffix[i], type, {c}, *values[i]);
   Node* bn = g.createNode("BatchNormalization", {x, params[0], params[1], params[2], params[3]}, 1);
   bn->setAttr(Attribute::makeFloat("epsilon", static_cast<float>(p.epsilon)));
   bn->output(0)->setName(name);
@@ -110,14 +111,15 @@ TEST_P(FoldBnTypes, WeightsAreTheDoubleFoldRoundedOnce) {
   ASSERT_TRUE(conv->is("Conv"));
   EXPECT_TRUE(conv->input(1)->initializer()->sameContent(
       Tensor::fromDoubles(type, {6, 2, 3, 3}, expectedW)));
-  EXPECT_TRUE(conv->input(2)->initializer()->sameContent(
-      Tensor::fromDoubles(type, {6}, expectedB)));
+  EXPECT_TRUE(
+      conv->input(2)->initializer()->sameContent(Tensor::fromDoubles(type, {6}, expectedB)));
 
   // The folded model computes what the original did, to the precision of the type (the
   // interpreter computes BatchNormalization's factors in float, which bounds the double case).
-  double tolerance = type == DataType::Double ? 1e-6
-                     : type == DataType::Float ? 1e-5
-                     : type == DataType::Float16 ? 4e-3 : 3e-2;
+  double tolerance = type == DataType::Double    ? 1e-6
+                     : type == DataType::Float   ? 1e-5
+                     : type == DataType::Float16 ? 4e-3
+                                                 : 3e-2;
   std::map<std::string, interp::Array> inputs = randomInputs(*original, 5);
   EXPECT_LE(maxRelativeError(runInterpreter(*model, inputs), runInterpreter(*original, inputs)),
             tolerance);
@@ -147,8 +149,10 @@ TEST(FoldBn, SameInputGivesIdenticalBytes) {
     auto model = convBnModel(DataType::Float, randomBn(6, rng), rng);
     runPipeline(*model, "fold-bn");
     std::string bytes = serializeModel(*model);
-    if (i == 0) first = bytes;
-    else EXPECT_EQ(bytes, first);
+    if (i == 0)
+      first = bytes;
+    else
+      EXPECT_EQ(bytes, first);
   }
 }
 
@@ -190,7 +194,8 @@ std::vector<int64_t> integerWeights(const Node& conv) {
   std::vector<double> s = q->input(1)->initializer()->toDoubles();
   size_t perChannel = w.size() / static_cast<size_t>(q->input(0)->initializer()->dims()[0]);
   std::vector<int64_t> ints;
-  for (size_t i = 0; i < w.size(); ++i) ints.push_back(quantize(w[i], s.size() == 1 ? s[0] : s[i / perChannel], 0));
+  for (size_t i = 0; i < w.size(); ++i)
+    ints.push_back(quantize(w[i], s.size() == 1 ? s[0] : s[i / perChannel], 0));
   return ints;
 }
 

@@ -16,7 +16,8 @@ namespace {
 
 Value* int64Init(Graph& g, const std::string& name, std::vector<int64_t> dims,
                  std::vector<int64_t> values) {
-  auto tensor = std::make_shared<Tensor>(Tensor::fromInt64s(DataType::Int64, std::move(dims), values));
+  auto tensor =
+      std::make_shared<Tensor>(Tensor::fromInt64s(DataType::Int64, std::move(dims), values));
   tensor->setName(name);
   return g.addInitializer(std::move(tensor));
 }
@@ -58,8 +59,8 @@ TEST(FoldConstants, SizeCapsLeaveLargeResultsAlone) {
   Graph& g = model->graph();
   Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1}));
   // 2^28 floats: must never be materialised.
-  Node* huge = node(g, "ConstantOfShape", {int64Init(g, "huge_shape", {3}, {1024, 1024, 256})},
-                    "huge");
+  Node* huge =
+      node(g, "ConstantOfShape", {int64Init(g, "huge_shape", {3}, {1024, 1024, 256})}, "huge");
   g.addOutput(node(g, "ReduceSum", {huge->output(0)}, "huge_sum")->output(0));
   // 100 elements: folded by default, kept under max-output-elements=50.
   auto row = std::make_shared<Tensor>(Tensor::fromFloats({4}, std::vector<float>{1, 2, 3, 4}));
@@ -92,7 +93,8 @@ TEST(FoldConstants, EvaluationNeverAllocatesOverMaxBytes) {
     t->setName(name);
     return g.addInitializer(t);
   };
-  Node* range = node(g, "Range", {scalar("start", 0), scalar("limit", 1e6f), scalar("delta", 1)}, "r");
+  Node* range =
+      node(g, "Range", {scalar("start", 0), scalar("limit", 1e6f), scalar("delta", 1)}, "r");
   Node* sum = node(g, "ReduceSum", {range->output(0)}, "total");
   g.addOutput(sum->output(0));
   PassOutcome run = runPipeline(*model, "fold-constants{max-bytes=1024}");
