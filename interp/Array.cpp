@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -144,6 +145,16 @@ Array Array::fromTensor(const Tensor& tensor) {
   }
   size_t elem = arrayElementSize(type);
   auto address = reinterpret_cast<uintptr_t>(raw.data());
+  // Kernels read bool elements as C++ bool, which must hold 0 or 1: other bytes are normalised
+  // into a copy rather than shared.
+  bool oddBools = type == DataType::Bool && std::any_of(raw.begin(), raw.end(), [](std::byte b) {
+                    return std::to_integer<uint8_t>(b) > 1;
+                  });
+  if (oddBools) {
+    Array a(type, std::move(shape));
+    for (size_t i = 0; i < raw.size(); ++i) a.bytes_[i] = std::byte{raw[i] != std::byte{0}};
+    return a;
+  }
   if (numel > 0 && address % 16 == 0 && address % elem == 0) {
     Array a;
     a.type_ = type;

@@ -56,6 +56,14 @@ TEST(Array, StringsAndHalfValues) {
   EXPECT_EQ(h.toFloatVector(), (std::vector<float>{0.5f, -2.0f}));
 }
 
+TEST(Array, BoolBytesOtherThanZeroOrOneAreNormalised) {
+  Tensor t(DataType::Bool, {3});
+  t.setRawBytes(std::vector<std::byte>{std::byte{0}, std::byte{7}, std::byte{1}});
+  Array a = Array::fromTensor(t);
+  EXPECT_EQ(ints(a), (std::vector<int64_t>{0, 1, 1}));
+  EXPECT_EQ(a.data<uint8_t>()[1], 1);
+}
+
 TEST(Array, BadTensorDataIsAnError) {
   Tensor t(DataType::Float, {4});
   t.setRawBytes(std::vector<std::byte>(8));

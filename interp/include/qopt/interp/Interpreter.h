@@ -36,7 +36,8 @@ class Interpreter {
   explicit Interpreter(const Graph& graph, RunOptions options = {});
   ~Interpreter();
 
-  /// Runs with inputs by graph-input name; returns the graph outputs in order.
+  /// Runs with inputs by graph-input name; returns the graph outputs in order. One run at a
+  /// time per interpreter (use one interpreter per thread to run in parallel).
   std::vector<Array> run(const std::map<std::string, Array>& inputs,
                          CaptureObserver* observer = nullptr);
 
