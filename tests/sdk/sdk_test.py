@@ -54,6 +54,22 @@ def install(args, prefix):
             fail(f"{tool} has the wrong RUNPATH:\n{dynamic}")
 
 
+def check_version_file(args, prefix, work, env):
+    """find_package(qopt <next major>) must refuse this install (SameMajorVersion)."""
+    major = int((prefix / "lib/cmake/qopt/qoptConfigVersion.cmake").read_text()
+                .split('set(PACKAGE_VERSION "')[1].split(".")[0])
+    folder = work / "version-check"
+    folder.mkdir()
+    (folder / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\nproject(version-check LANGUAGES NONE)\n"
+        f"find_package(qopt {major + 1} REQUIRED)\n")
+    result = subprocess.run([args.cmake, "-S", folder, "-B", folder / "build",
+                             f"-DCMAKE_PREFIX_PATH={prefix}"], env=env, capture_output=True,
+                            text=True)
+    if result.returncode == 0 or "considered but not accepted" not in result.stderr:
+        fail(f"find_package(qopt {major + 1}) accepted qopt {major}.x:\n{result.stderr}")
+
+
 def build_plugins(args, prefix, work, env):
     plugin_dirs = sorted(p.parent for p in (args.source_dir / "plugins").glob("*/CMakeLists.txt"))
     if len(plugin_dirs) < 1:
@@ -128,6 +144,7 @@ def main():
     prefix = work / "prefix"
     env = clean_env(args)
     install(args, prefix)
+    check_version_file(args, prefix, work, env)
     plugin_dirs, build = build_plugins(args, prefix, work, env)
     run_plugin_tests(args, prefix, plugin_dirs, build, env)
     run_proto_plugin(prefix, build, work, env)
