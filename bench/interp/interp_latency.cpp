@@ -75,12 +75,18 @@ Options parseArgs(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--inputs") o.inputs = value();
-    else if (arg == "--outputs") o.outputs = value();
-    else if (arg == "--threads") o.threads = parseCount(arg, value(), 0);
-    else if (arg == "--runs") o.runs = parseCount(arg, value(), 1);
-    else if (arg == "--warmup") o.warmup = parseCount(arg, value(), 0);
-    else if (!arg.empty() && arg[0] != '-' && o.model.empty()) o.model = arg;
+    if (arg == "--inputs")
+      o.inputs = value();
+    else if (arg == "--outputs")
+      o.outputs = value();
+    else if (arg == "--threads")
+      o.threads = parseCount(arg, value(), 0);
+    else if (arg == "--runs")
+      o.runs = parseCount(arg, value(), 1);
+    else if (arg == "--warmup")
+      o.warmup = parseCount(arg, value(), 0);
+    else if (!arg.empty() && arg[0] != '-' && o.model.empty())
+      o.model = arg;
     else {
       throw qopt::Error(qopt::ErrorKind::Usage, "qopt-interp-latency", {},
                         fmt::format("unexpected argument '{}'", arg));
@@ -100,7 +106,8 @@ int run(const Options& o) {
   std::map<std::string, qopt::interp::Array> feeds;
   for (const qopt::Value* input : graph.inputs()) {
     if (input->isInitializer()) continue;
-    feeds.emplace(input->name(), qopt::interp::readNpy(o.inputs / (fileStem(input->name()) + ".npy")));
+    feeds.emplace(input->name(),
+                  qopt::interp::readNpy(o.inputs / (fileStem(input->name()) + ".npy")));
   }
   qopt::interp::RunOptions runOptions;
   runOptions.threads = o.threads;
@@ -113,7 +120,8 @@ int run(const Options& o) {
     const auto start = std::chrono::steady_clock::now();
     results = interpreter.run(feeds);
     times.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
     cpuTimes.push_back(processCpuMs() - cpuStart);
   }
   std::sort(times.begin(), times.end());

@@ -4,9 +4,9 @@
 #include <vector>
 
 #include "Im2col.h"
-#include "VectorClones.h"
 #include "MatrixMultiply.h"
 #include "ThreadPool.h"
+#include "VectorClones.h"
 
 namespace qopt::interp {
 
@@ -16,7 +16,9 @@ namespace {
 constexpr int64_t kColumnBufferBytes = int64_t{1} << 20;
 constexpr int64_t kMinTile = 64;
 
-int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+int64_t roundUp(int64_t v, int64_t to) {
+  return (v + to - 1) / to * to;
+}
 
 // A 1-D window as a 2-D one of height 1, so that 1-D convolutions use the 2-D fast paths.
 WindowGeometry as2d(const WindowGeometry& g) {
@@ -59,7 +61,9 @@ Tiling tiling(int64_t batch, int64_t groups, int64_t columns, int64_t rowsOfCol,
   return t;
 }
 
-int threadsOf(ThreadPool* pool) { return pool == nullptr ? 1 : pool->size(); }
+int threadsOf(ThreadPool* pool) {
+  return pool == nullptr ? 1 : pool->size();
+}
 
 // A per-thread im2col buffer kept between calls: a fresh megabyte per convolution would cost a
 // page fault per 4 KiB on every run.
@@ -82,9 +86,9 @@ using im2col_detail::validRange;
 // would otherwise leave the vector units idle). Columns past the output width are scratch.
 struct DepthwisePlan {
   int64_t phaseRows = 0, phaseWidth = 0;
-  int64_t phaseSize = 0;  // elements per phase, with slack for the scratch columns
-  int64_t blockRows = 0;  // output rows per block (keeps the block in L1)
-  int64_t blockSize = 0;  // elements of a block buffer (a multiple of kChunk)
+  int64_t phaseSize = 0;            // elements per phase, with slack for the scratch columns
+  int64_t blockRows = 0;            // output rows per block (keeps the block in L1)
+  int64_t blockSize = 0;            // elements of a block buffer (a multiple of kChunk)
   std::vector<int64_t> tapOffsets;  // per tap: where its phase data starts, for output (0, 0)
 };
 
@@ -192,7 +196,8 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
   const DepthwisePlan plan = depthwisePlan(g);
   const int64_t phaseFloats = g.strides[0] * g.strides[1] * plan.phaseSize;
   const int64_t blockFloats = plan.blockSize;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, outSize * taps));
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, outSize * taps));
   parallelFor(pool, planes, grain, [&](int64_t p0, int64_t p1) {
     T* scratch = columnBuffer<T>(phaseFloats + blockFloats);
     for (int64_t plane = p0; plane < p1; ++plane) {
@@ -356,7 +361,7 @@ template void convolveTranspose<float>(const float*, const float*, const float*,
                                        const ConvShape&, const WindowGeometry&, ThreadPool*);
 template void convolveTranspose<double>(const double*, const double*, const double*, double*,
                                         const ConvShape&, const WindowGeometry&, ThreadPool*);
-#define QOPT_INSTANTIATE_INTEGER_CONV(TX, TW)                                                  \
+#define QOPT_INSTANTIATE_INTEGER_CONV(TX, TW)                                                   \
   template void convolveInteger<TX, TW>(const TX*, TX, const TW*, const TW*, int64_t, int32_t*, \
                                         const ConvShape&, const WindowGeometry&, ThreadPool*);
 QOPT_INSTANTIATE_INTEGER_CONV(uint8_t, uint8_t)

@@ -50,7 +50,8 @@ class FloatOutput {
     dispatchFloat(out_.dataType(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* dst = out_.data<T>();
-      for (size_t i = 0; i < copy_.size(); ++i) dst[i] = fromCompute<T>(static_cast<ComputeT<T>>(copy_[i]));
+      for (size_t i = 0; i < copy_.size(); ++i)
+        dst[i] = fromCompute<T>(static_cast<ComputeT<T>>(copy_[i]));
     });
   }
 

@@ -1,8 +1,8 @@
 #include "MatrixMultiply.h"
 
 #include <cblas.h>
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <mutex>
@@ -20,7 +20,9 @@ namespace {
 // Below this many multiply-adds a product is not worth handing to other threads.
 constexpr int64_t kParallelWork = int64_t{1} << 18;
 
-int threadsOf(ThreadPool* pool) { return pool == nullptr ? 1 : pool->size(); }
+int threadsOf(ThreadPool* pool) {
+  return pool == nullptr ? 1 : pool->size();
+}
 
 // The BLAS libraries would otherwise start their own threads inside every call, on top of qopt's
 // pool: OpenBLAS has one global setting; oneDNN (built on OpenMP) follows the calling thread's
@@ -94,7 +96,9 @@ void gemmImpl(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const 
 }
 
 // int32 wrap-around of an exact integer sum.
-int32_t wrapToInt32(int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); }
+int32_t wrapToInt32(int64_t v) {
+  return static_cast<int32_t>(static_cast<uint32_t>(v));
+}
 
 template <class TA, class TB>
 void integerGemmDirect(int64_t m, int64_t n, int64_t k, const TA* a, int64_t lda, const TA* aZero,
@@ -170,7 +174,7 @@ void integerGemm(int64_t m, int64_t n, int64_t k, const TA* a, int64_t lda, cons
 }
 
 #define QOPT_INSTANTIATE_INTEGER_GEMM(TA, TB)                                                  \
-  template void integerGemm<TA, TB>(int64_t, int64_t, int64_t, const TA*, int64_t, const TA*, \
+  template void integerGemm<TA, TB>(int64_t, int64_t, int64_t, const TA*, int64_t, const TA*,  \
                                     int64_t, const TB*, int64_t, const TB*, int64_t, int32_t*, \
                                     int64_t, ThreadPool*);
 QOPT_INSTANTIATE_INTEGER_GEMM(uint8_t, uint8_t)

@@ -20,19 +20,30 @@ struct QuantRange {
 
 inline QuantRange quantRange(DataType type) {
   switch (type) {
-    case DataType::Int4: return {-8, 7};
-    case DataType::UInt4: return {0, 15};
-    case DataType::Int8: return {-128, 127};
-    case DataType::UInt8: return {0, 255};
-    case DataType::Int16: return {-32768, 32767};
-    case DataType::UInt16: return {0, 65535};
-    default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DataType::Int4:
+      return {-8, 7};
+    case DataType::UInt4:
+      return {0, 15};
+    case DataType::Int8:
+      return {-128, 127};
+    case DataType::UInt8:
+      return {0, 255};
+    case DataType::Int16:
+      return {-32768, 32767};
+    case DataType::UInt16:
+      return {0, 65535};
+    default:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
   }
 }
 
 /// Round half to even (the default floating point rounding mode).
-inline float roundHalfToEven(float v) { return std::nearbyint(v); }
-inline double roundHalfToEven(double v) { return std::nearbyint(v); }
+inline float roundHalfToEven(float v) {
+  return std::nearbyint(v);
+}
+inline double roundHalfToEven(double v) {
+  return std::nearbyint(v);
+}
 
 /// saturate(round(v) + zeroPoint) in [range.min, range.max]; NaN maps to the zero point.
 inline int32_t quantizeValue(float v, int32_t zeroPoint, QuantRange range) {

@@ -13,8 +13,8 @@ std::vector<int64_t> perAxisAttr(const KernelContext& ctx, const char* name, int
   std::vector<int64_t> values = ctx.node.attrInts(name);
   if (values.empty()) return std::vector<int64_t>(static_cast<size_t>(rank), fallback);
   if (static_cast<int64_t>(values.size()) != rank) {
-    ctx.fail(fmt::format("attribute '{}' has {} values for {} spatial axes", name, values.size(),
-                         rank));
+    ctx.fail(
+        fmt::format("attribute '{}' has {} values for {} spatial axes", name, values.size(), rank));
   }
   return values;
 }
@@ -50,8 +50,8 @@ bool WindowGeometry::isPointwise() const {
 WindowGeometry windowGeometry(const KernelContext& ctx, const Shape& x,
                               const WindowOptions& options) {
   if (x.size() < 3) {
-    ctx.fail(fmt::format("input must have rank >= 3 ([N, C, spatial...]), got [{}]",
-                         fmt::join(x, ",")));
+    ctx.fail(
+        fmt::format("input must have rank >= 3 ([N, C, spatial...]), got [{}]", fmt::join(x, ",")));
   }
   WindowGeometry g;
   g.spatialRank = static_cast<int64_t>(x.size()) - 2;
@@ -70,8 +70,8 @@ WindowGeometry windowGeometry(const KernelContext& ctx, const Shape& x,
     g.kernel = attrKernel;
   }
   if (static_cast<int64_t>(g.kernel.size()) != rank) {
-    ctx.fail(fmt::format("kernel has {} dims for an input with {} spatial axes", g.kernel.size(),
-                         rank));
+    ctx.fail(
+        fmt::format("kernel has {} dims for an input with {} spatial axes", g.kernel.size(), rank));
   }
   g.strides = perAxisAttr(ctx, "strides", rank, 1);
   if (!options.allowDilations && ctx.node.hasAttr("dilations")) {
@@ -122,9 +122,10 @@ WindowGeometry windowGeometry(const KernelContext& ctx, const Shape& x,
     }
     const int64_t span = in + g.padsBegin[a] + g.padsEnd[a] - extent;
     if (span < 0) {
-      ctx.fail(fmt::format("the window ({} with dilation) is larger than the padded input ({}) "
-                           "on spatial axis {}",
-                           extent, in + g.padsBegin[a] + g.padsEnd[a], i));
+      ctx.fail(
+          fmt::format("the window ({} with dilation) is larger than the padded input ({}) "
+                      "on spatial axis {}",
+                      extent, in + g.padsBegin[a] + g.padsEnd[a], i));
     }
     int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
     // With ceil_mode, a last window that would start inside the end padding is dropped.

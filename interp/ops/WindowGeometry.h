@@ -40,7 +40,8 @@ struct WindowOptions {
 /// Reads kernel_shape, strides, dilations, pads and auto_pad of ctx.node for an input of shape
 /// `x` ([N, C, spatial...]) and computes the output dims. Throws (through ctx.fail) on
 /// inconsistent attributes or an empty output.
-WindowGeometry windowGeometry(const KernelContext& ctx, const Shape& x, const WindowOptions& options);
+WindowGeometry windowGeometry(const KernelContext& ctx, const Shape& x,
+                              const WindowOptions& options);
 
 /// Returns the output shape [N, channels, output...].
 Shape windowOutputShape(const Shape& x, int64_t channels, const WindowGeometry& g);

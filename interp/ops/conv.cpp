@@ -29,8 +29,8 @@ ConvShape convShape(const KernelContext& ctx, const Shape& x, const Shape& w, bo
   }
   if (transposed) {
     if (w[0] != s.channels) {
-      ctx.fail(fmt::format("weights {} must have {} (input channels) as first dim",
-                           shapeString(w), s.channels));
+      ctx.fail(fmt::format("weights {} must have {} (input channels) as first dim", shapeString(w),
+                           s.channels));
     }
     s.filters = w[1] * s.groups;
   } else {
@@ -40,8 +40,8 @@ ConvShape convShape(const KernelContext& ctx, const Shape& x, const Shape& w, bo
                            w[1] * s.groups, shapeString(x), s.channels));
     }
     if (s.filters % s.groups != 0) {
-      ctx.fail(fmt::format("{} output channels are not divisible by group {}", s.filters,
-                           s.groups));
+      ctx.fail(
+          fmt::format("{} output channels are not divisible by group {}", s.filters, s.groups));
     }
   }
   return s;
@@ -58,7 +58,9 @@ void checkBias(const KernelContext& ctx, const Array* bias, int64_t filters, Dat
   }
 }
 
-std::vector<int64_t> spatialDims(const Shape& s) { return {s.begin() + 2, s.end()}; }
+std::vector<int64_t> spatialDims(const Shape& s) {
+  return {s.begin() + 2, s.end()};
+}
 
 void convKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
@@ -100,8 +102,8 @@ WindowGeometry transposeGeometry(const KernelContext& ctx, const Shape& x, const
     std::vector<int64_t> v = ctx.node.attrInts(name);
     if (v.empty()) return std::vector<int64_t>(rank, fallback);
     if (v.size() != rank) {
-      ctx.fail(fmt::format("attribute '{}' has {} values for {} spatial axes", name, v.size(),
-                           rank));
+      ctx.fail(
+          fmt::format("attribute '{}' has {} values for {} spatial axes", name, v.size(), rank));
     }
     return v;
   };
@@ -118,8 +120,8 @@ WindowGeometry transposeGeometry(const KernelContext& ctx, const Shape& x, const
     outputShape.erase(outputShape.begin(), outputShape.end() - static_cast<int64_t>(rank));
   }
   if (!outputShape.empty() && outputShape.size() != rank) {
-    ctx.fail(fmt::format("output_shape has {} values for {} spatial axes", outputShape.size(),
-                         rank));
+    ctx.fail(
+        fmt::format("output_shape has {} values for {} spatial axes", outputShape.size(), rank));
   }
   const std::string autoPad = ctx.node.attrString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
@@ -167,7 +169,8 @@ void convTransposeKernel(KernelContext& ctx) {
   const Array& w = ctx.in(1);
   const Array* bias = ctx.optIn(2);
   if (w.dataType() != x.dataType()) ctx.fail("X and W must have the same element type");
-  if (x.rank() < 3) ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
+  if (x.rank() < 3)
+    ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
   const ConvShape s = convShape(ctx, x.shape(), w.shape(), true);
   checkBias(ctx, bias, s.filters, x.dataType());
   const WindowGeometry g = transposeGeometry(ctx, x.shape(), w.shape());
@@ -223,8 +226,8 @@ Array integerConvolution(const KernelContext& ctx, const Array& x, const Array* 
       static constexpr TW kZero = 0;
       const TW* wz = wZero ? wZero->data<TW>() : &kZero;
       const int64_t wzStride = wZero && wZero->numel() > 1 ? 1 : 0;
-      convolveInteger<TX, TW>(x.data<TX>(), xz, w.data<TW>(), wz, wzStride, acc.data<int32_t>(),
-                              s, g, ctx.pool);
+      convolveInteger<TX, TW>(x.data<TX>(), xz, w.data<TW>(), wz, wzStride, acc.data<int32_t>(), s,
+                              g, ctx.pool);
     });
   });
   return acc;
@@ -284,7 +287,8 @@ void qlinearConvKernel(KernelContext& ctx) {
       const int32_t add = b ? b[m] : 0;
       const float mult = multiplier[static_cast<size_t>(m)];
       for (int64_t p = nm * plane; p < (nm + 1) * plane; ++p) {
-        const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(a[p]) + static_cast<uint32_t>(add));
+        const int32_t sum =
+            static_cast<int32_t>(static_cast<uint32_t>(a[p]) + static_cast<uint32_t>(add));
         yp[p] = static_cast<TY>(requantize(sum, mult, zp, range));
       }
     }

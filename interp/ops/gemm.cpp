@@ -150,8 +150,7 @@ void matMulKernel(KernelContext& ctx) {
       dispatchInteger(a.dataType(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (size_t i = 0; i < l.aBatchIndex.size(); ++i) {
-          integerProduct<T>(false, false, l.m, l.n, l.k,
-                            a.data<T>() + l.aBatchIndex[i] * l.m * l.k,
+          integerProduct<T>(false, false, l.m, l.n, l.k, a.data<T>() + l.aBatchIndex[i] * l.m * l.k,
                             b.data<T>() + l.bBatchIndex[i] * l.k * l.n,
                             y.data<T>() + static_cast<int64_t>(i) * l.m * l.n);
         }
@@ -213,8 +212,8 @@ void gemmKernel(KernelContext& ctx) {
   const int64_t kb = tb ? b.dim(1) : b.dim(0);
   const int64_t n = tb ? b.dim(0) : b.dim(1);
   if (k != kb) {
-    ctx.fail(fmt::format("inner dimensions differ: op(A) is [{},{}], op(B) is [{},{}]", m, k, kb,
-                         n));
+    ctx.fail(
+        fmt::format("inner dimensions differ: op(A) is [{},{}], op(B) is [{},{}]", m, k, kb, n));
   }
   Array y(a.dataType(), {m, n});
   const bool addC = c != nullptr && beta != 0.0;
@@ -291,8 +290,7 @@ PerAxisParam<T> perAxisParam(const KernelContext& ctx, const Array& p, const cha
     return r;
   }
   ctx.fail(fmt::format("{} of shape {} is neither per tensor nor per {} of shape {}", what,
-                       shapeString(p.shape()), isA ? "row" : "column",
-                       shapeString(operandShape)));
+                       shapeString(p.shape()), isA ? "row" : "column", shapeString(operandShape)));
 }
 
 template <class TA, class TB>
@@ -302,8 +300,8 @@ void integerMatMul(const KernelContext& ctx, const MatMulLayout& l, const Array&
     const int64_t ab = l.aBatchIndex[static_cast<size_t>(i)];
     const int64_t bb = l.bBatchIndex[static_cast<size_t>(i)];
     integerGemm<TA, TB>(l.m, l.n, l.k, a.data<TA>() + ab * l.m * l.k, l.k, az.at(ab), az.stride,
-                        b.data<TB>() + bb * l.k * l.n, l.n, bz.at(bb), bz.stride,
-                        y + i * l.m * l.n, l.n, pool);
+                        b.data<TB>() + bb * l.k * l.n, l.n, bz.at(bb), bz.stride, y + i * l.m * l.n,
+                        l.n, pool);
   });
 }
 

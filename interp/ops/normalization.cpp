@@ -27,7 +27,8 @@ std::vector<float> channelParam(const KernelContext& ctx, const Array& a, const 
     ctx.fail(fmt::format("{} must be a floating point tensor", what));
   }
   if (a.numel() != channels || a.rank() != 1) {
-    ctx.fail(fmt::format("{} must have shape [{}], got {}", what, channels, shapeString(a.shape())));
+    ctx.fail(
+        fmt::format("{} must have shape [{}], got {}", what, channels, shapeString(a.shape())));
   }
   return a.toFloatVector();
 }
@@ -51,7 +52,8 @@ void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes
         scaleShift(xs, ys, inner, a[c], b[c]);
       } else {
         const ComputeT<T> scale = a[c], shift = b[c];
-        for (int64_t i = 0; i < inner; ++i) ys[i] = fromCompute<T>(toCompute(xs[i]) * scale + shift);
+        for (int64_t i = 0; i < inner; ++i)
+          ys[i] = fromCompute<T>(toCompute(xs[i]) * scale + shift);
       }
     }
   });
@@ -59,15 +61,18 @@ void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes
 
 void batchNormKernel(KernelContext& ctx) {
   if (ctx.node.attrInt("training_mode", 0) != 0) {
-    ctx.fail("training_mode=1 is not supported: the interpreter runs BatchNormalization for "
-             "inference only (export the model in eval mode)");
+    ctx.fail(
+        "training_mode=1 is not supported: the interpreter runs BatchNormalization for "
+        "inference only (export the model in eval mode)");
   }
   if (wantsOutput(ctx, 1) || wantsOutput(ctx, 2)) {
-    ctx.fail("the running mean/variance outputs exist only in training mode, which the "
-             "interpreter does not run");
+    ctx.fail(
+        "the running mean/variance outputs exist only in training mode, which the "
+        "interpreter does not run");
   }
   const Array& x = ctx.in(0);
-  if (x.rank() < 2) ctx.fail(fmt::format("input must have rank >= 2, got {}", shapeString(x.shape())));
+  if (x.rank() < 2)
+    ctx.fail(fmt::format("input must have rank >= 2, got {}", shapeString(x.shape())));
   const int64_t channels = x.dim(1);
   const std::vector<float> scale = channelParam(ctx, ctx.in(1), "scale", channels);
   const std::vector<float> bias = channelParam(ctx, ctx.in(2), "B", channels);
@@ -92,7 +97,8 @@ void batchNormKernel(KernelContext& ctx) {
 
 void instanceNormKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
-  if (x.rank() < 3) ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
+  if (x.rank() < 3)
+    ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
   const int64_t channels = x.dim(1);
   const std::vector<float> scale = channelParam(ctx, ctx.in(1), "scale", channels);
   const std::vector<float> bias = channelParam(ctx, ctx.in(2), "B", channels);
@@ -134,7 +140,8 @@ void instanceNormKernel(KernelContext& ctx) {
 // float copy expanded to `inner` elements.
 std::vector<float> expandToInner(const KernelContext& ctx, const Array& p, const char* what,
                                  const Shape& xShape, int64_t axis, int64_t inner) {
-  if (!isFloatingPoint(p.dataType())) ctx.fail(fmt::format("{} must be a floating point tensor", what));
+  if (!isFloatingPoint(p.dataType()))
+    ctx.fail(fmt::format("{} must be a floating point tensor", what));
   const Shape target(xShape.begin() + axis, xShape.end());
   const Shape& s = p.shape();
   if (s.size() > target.size()) {
@@ -208,7 +215,8 @@ void layerNormKernel(KernelContext& ctx) {
           sq += d * d;
         }
         const float meanF = static_cast<float>(mean);
-        const float invStd = static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(inner) + epsilon));
+        const float invStd =
+            static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(inner) + epsilon));
         T* ys = yp + r * inner;
         for (int64_t i = 0; i < inner; ++i) {
           const size_t s = static_cast<size_t>(i);

@@ -60,7 +60,8 @@ struct WindowWalker {
 template <class Body>
 void forEachOutput(const KernelContext& ctx, int64_t planes, const WindowGeometry& g, Body&& body) {
   const int64_t outSize = g.outputSize();
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, outSize * g.kernelSize()));
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, outSize * g.kernelSize()));
   parallelFor(ctx.pool, planes, grain, [&](int64_t p0, int64_t p1) {
     std::vector<int64_t> o(static_cast<size_t>(g.spatialRank));
     WindowWalker walker(g);
@@ -113,8 +114,8 @@ AxisTaps axisTaps(const WindowGeometry& g, size_t a) {
     const int64_t start = o * g.strides[a] - g.padsBegin[a];
     int64_t first, last, pFirst, pLast;
     tapRange(start, g.kernel[a], g.dilations[a], 0, g.input[a], first, last);
-    tapRange(start, g.kernel[a], g.dilations[a], -g.padsBegin[a], g.input[a] + g.padsEnd[a],
-             pFirst, pLast);
+    tapRange(start, g.kernel[a], g.dilations[a], -g.padsBegin[a], g.input[a] + g.padsEnd[a], pFirst,
+             pLast);
     t.first.push_back(first);
     t.last.push_back(last);
     t.padded.push_back(pLast - pFirst);
@@ -153,9 +154,9 @@ void poolPlane2d(const float* __restrict x, float* __restrict y, const WindowGeo
       if (max) {
         y[oy * ow + ox] = acc;
       } else {
-        const int64_t count = countPad ? rows.padded[ry] * cols.padded[rx]
-                                       : (rows.last[ry] - rows.first[ry]) *
-                                             (cols.last[rx] - cols.first[rx]);
+        const int64_t count =
+            countPad ? rows.padded[ry] * cols.padded[rx]
+                     : (rows.last[ry] - rows.first[ry]) * (cols.last[rx] - cols.first[rx]);
         y[oy * ow + ox] = count > 0 ? acc / static_cast<float>(count) : 0.0f;
       }
     }
@@ -169,7 +170,8 @@ void pool2dFloat(const KernelContext& ctx, const Array& x, Array& y, const Windo
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, outSize * g.kernelSize()));
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, outSize * g.kernelSize()));
   parallelFor(ctx.pool, planes, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       poolPlane2d(xp + p * inSize, yp + p * outSize, g, rows, cols, max, countPad);
@@ -218,21 +220,34 @@ void maxPoolKernel(KernelContext& ctx) {
       if (ip != nullptr) {
         // A window entirely in the padding has no element to point at.
         ip[plane * outSize + j] =
-            bestOffset < 0 ? -1
-                           : plane * inSize + (storageOrder == 1
-                                                   ? columnMajorOffset(bestOffset, g.input)
-                                                   : bestOffset);
+            bestOffset < 0
+                ? -1
+                : plane * inSize +
+                      (storageOrder == 1 ? columnMajorOffset(bestOffset, g.input) : bestOffset);
       }
     });
   };
   switch (x.dataType()) {
-    case DataType::Float: run(TypeTag<float>{}); break;
-    case DataType::Double: run(TypeTag<double>{}); break;
-    case DataType::Float16: run(TypeTag<Half>{}); break;
-    case DataType::BFloat16: run(TypeTag<BFloat16>{}); break;
-    case DataType::Int8: run(TypeTag<int8_t>{}); break;
-    case DataType::UInt8: run(TypeTag<uint8_t>{}); break;
-    default: ctx.fail(fmt::format("element type {} is not supported", dataTypeName(x.dataType())));
+    case DataType::Float:
+      run(TypeTag<float>{});
+      break;
+    case DataType::Double:
+      run(TypeTag<double>{});
+      break;
+    case DataType::Float16:
+      run(TypeTag<Half>{});
+      break;
+    case DataType::BFloat16:
+      run(TypeTag<BFloat16>{});
+      break;
+    case DataType::Int8:
+      run(TypeTag<int8_t>{});
+      break;
+    case DataType::UInt8:
+      run(TypeTag<uint8_t>{});
+      break;
+    default:
+      ctx.fail(fmt::format("element type {} is not supported", dataTypeName(x.dataType())));
   }
   ctx.outputs[0] = std::move(y);
   if (wantIndices) ctx.outputs[1] = std::move(indices);
@@ -276,7 +291,8 @@ void averagePoolKernel(KernelContext& ctx) {
 template <bool kMax>
 void globalPoolKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
-  if (x.rank() < 3) ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
+  if (x.rank() < 3)
+    ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
   Shape outShape = x.shape();
   std::fill(outShape.begin() + 2, outShape.end(), 1);
   const int64_t planes = x.dim(0) * x.dim(1);
@@ -293,7 +309,8 @@ void globalPoolKernel(KernelContext& ctx) {
         const T* xs = xp + p * size;
         if constexpr (kMax) {
           C best = toCompute(xs[0]);
-          for (int64_t i = 1; i < size; ++i) best = std::max(best, static_cast<C>(toCompute(xs[i])));
+          for (int64_t i = 1; i < size; ++i)
+            best = std::max(best, static_cast<C>(toCompute(xs[i])));
           yp[p] = fromCompute<T>(best);
         } else {
           C sum = 0;

@@ -22,28 +22,34 @@ template <class Fn>
 void dispatchQuantized(const KernelContext& ctx, DataType type, bool allowInt32, Fn&& fn) {
   switch (type) {
     case DataType::Int4:
-    case DataType::Int8: return fn(TypeTag<int8_t>{});
+    case DataType::Int8:
+      return fn(TypeTag<int8_t>{});
     case DataType::UInt4:
-    case DataType::UInt8: return fn(TypeTag<uint8_t>{});
-    case DataType::Int16: return fn(TypeTag<int16_t>{});
-    case DataType::UInt16: return fn(TypeTag<uint16_t>{});
+    case DataType::UInt8:
+      return fn(TypeTag<uint8_t>{});
+    case DataType::Int16:
+      return fn(TypeTag<int16_t>{});
+    case DataType::UInt16:
+      return fn(TypeTag<uint16_t>{});
     case DataType::Int32:
       if (allowInt32) return fn(TypeTag<int32_t>{});
       break;
-    default: break;
+    default:
+      break;
   }
   if (type == DataType::Float8E4M3FN || type == DataType::Float8E4M3FNUZ ||
       type == DataType::Float8E5M2 || type == DataType::Float8E5M2FNUZ ||
       type == DataType::Float4E2M1) {
-    ctx.fail(fmt::format("{} quantization is not supported by the interpreter", dataTypeName(type)));
+    ctx.fail(
+        fmt::format("{} quantization is not supported by the interpreter", dataTypeName(type)));
   }
   ctx.fail(fmt::format("element type {} is not a supported quantized type", dataTypeName(type)));
 }
 
 // Types that need a newer opset than the model's.
 void checkTypeOpset(const KernelContext& ctx, DataType type) {
-  const bool wide = type == DataType::Int16 || type == DataType::UInt16 ||
-                    type == DataType::Int4 || type == DataType::UInt4;
+  const bool wide = type == DataType::Int16 || type == DataType::UInt16 || type == DataType::Int4 ||
+                    type == DataType::UInt4;
   if (wide && ctx.opset < 21) {
     ctx.fail(fmt::format("{} needs opset 21", dataTypeName(type)));
   }
@@ -54,8 +60,8 @@ void checkTypeOpset(const KernelContext& ctx, DataType type) {
 // paramInner = inner (blocked) or 0/1 factors for per-tensor and per-axis.
 struct ParamLayout {
   int64_t outer = 1, axisDim = 1, inner = 1;
-  int64_t block = 1;       // elements of the axis sharing one parameter
-  int64_t paramAxis = 1;   // parameters along the axis
+  int64_t block = 1;      // elements of the axis sharing one parameter
+  int64_t paramAxis = 1;  // parameters along the axis
   bool perTensor = true;
   bool blocked = false;
 
@@ -96,8 +102,8 @@ ParamLayout paramLayout(const KernelContext& ctx, const Shape& x, const Array& s
   l.inner = product(x, static_cast<size_t>(axis) + 1);
   if (blockSize == 0) {
     if (scale.rank() != 1 || scale.dim(0) != l.axisDim) {
-      ctx.fail(fmt::format("per-axis scale must have shape [{}] (axis {} of {}), got {}",
-                           l.axisDim, axis, shapeString(x), shapeString(scale.shape())));
+      ctx.fail(fmt::format("per-axis scale must have shape [{}] (axis {} of {}), got {}", l.axisDim,
+                           axis, shapeString(x), shapeString(scale.shape())));
     }
     return l;
   }
@@ -178,11 +184,20 @@ void quantizeLinearKernel(KernelContext& ctx) {
       });
     };
     switch (x.dataType()) {
-      case DataType::Float: run(TypeTag<float>{}); break;
-      case DataType::Float16: run(TypeTag<Half>{}); break;
-      case DataType::BFloat16: run(TypeTag<BFloat16>{}); break;
-      case DataType::Int32: run(TypeTag<int32_t>{}); break;
-      default: ctx.fail(fmt::format("x of type {} is not supported", dataTypeName(x.dataType())));
+      case DataType::Float:
+        run(TypeTag<float>{});
+        break;
+      case DataType::Float16:
+        run(TypeTag<Half>{});
+        break;
+      case DataType::BFloat16:
+        run(TypeTag<BFloat16>{});
+        break;
+      case DataType::Int32:
+        run(TypeTag<int32_t>{});
+        break;
+      default:
+        ctx.fail(fmt::format("x of type {} is not supported", dataTypeName(x.dataType())));
     }
   });
   ctx.outputs[0] = std::move(y);
@@ -219,7 +234,8 @@ void dequantizeLinearKernel(KernelContext& ctx) {
         for (int64_t i = 0; i < l.inner; ++i) {
           const size_t p = static_cast<size_t>(l.index(o, d, i));
           const auto shifted = static_cast<int32_t>(static_cast<int64_t>(xp[offset + i]) - zp[p]);
-          yp[offset + i] = fromCompute<Y>(static_cast<ComputeT<Y>>(static_cast<float>(shifted) * scale[p]));
+          yp[offset + i] =
+              fromCompute<Y>(static_cast<ComputeT<Y>>(static_cast<float>(shifted) * scale[p]));
         }
       });
     });
@@ -242,8 +258,8 @@ void dynamicQuantizeLinearKernel(KernelContext& ctx) {
   // As ONNX Runtime: a constant-zero input gets scale 1 rather than dividing by zero.
   const float scale = hi == lo ? 1.0f : (hi - lo) / (kQmax - kQmin);
   const float initialZeroPoint = kQmin - lo / scale;
-  const auto zeroPoint = static_cast<int32_t>(
-      roundHalfToEven(std::clamp(initialZeroPoint, kQmin, kQmax)));
+  const auto zeroPoint =
+      static_cast<int32_t>(roundHalfToEven(std::clamp(initialZeroPoint, kQmin, kQmax)));
   Array y(DataType::UInt8, x.shape());
   uint8_t* yp = y.data<uint8_t>();
   const QuantRange range = quantRange(DataType::UInt8);

@@ -71,22 +71,25 @@ float originalCoordinate(CoordinateMode mode, float x, float scale, int64_t inLe
                          int64_t outLength, float resizedLength, float roiStart, float roiEnd) {
   const float in = static_cast<float>(inLength), out = static_cast<float>(outLength);
   switch (mode) {
-    case CoordinateMode::HalfPixel: return (x + 0.5f) / scale - 0.5f;
+    case CoordinateMode::HalfPixel:
+      return (x + 0.5f) / scale - 0.5f;
     case CoordinateMode::HalfPixelSymmetric: {
       const float adjustment = out / (scale * in);
       const float center = in / 2;
       const float offset = center * (1 - adjustment);
       return offset + (x + 0.5f) / scale - 0.5f;
     }
-    case CoordinateMode::PytorchHalfPixel: return outLength > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case CoordinateMode::PytorchHalfPixel:
+      return outLength > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case CoordinateMode::AlignCorners:
       return resizedLength == 1.0f ? 0.0f : x * (in - 1) / (resizedLength - 1);
-    case CoordinateMode::Asymmetric: return x / scale;
-    case CoordinateMode::TfHalfPixelForNn: return (x + 0.5f) / scale;
+    case CoordinateMode::Asymmetric:
+      return x / scale;
+    case CoordinateMode::TfHalfPixelForNn:
+      return (x + 0.5f) / scale;
     case CoordinateMode::TfCropAndResize:
-      return outLength > 1
-                 ? roiStart * (in - 1) + (x * (roiEnd - roiStart) * (in - 1)) / (out - 1)
-                 : 0.5f * (roiStart + roiEnd) * (in - 1);
+      return outLength > 1 ? roiStart * (in - 1) + (x * (roiEnd - roiStart) * (in - 1)) / (out - 1)
+                           : 0.5f * (roiStart + roiEnd) * (in - 1);
   }
   return 0.0f;
 }
@@ -103,8 +106,10 @@ int64_t nearestIndex(NearestMode mode, float x, bool downsampling) {
         return static_cast<int64_t>(std::ceil(x));
       }
       return static_cast<int64_t>(std::round(x));
-    case NearestMode::Floor: return static_cast<int64_t>(std::floor(x));
-    case NearestMode::Ceil: return static_cast<int64_t>(std::ceil(x));
+    case NearestMode::Floor:
+      return static_cast<int64_t>(std::floor(x));
+    case NearestMode::Ceil:
+      return static_cast<int64_t>(std::ceil(x));
     case NearestMode::Simple:
       return downsampling ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(x);
   }
@@ -120,24 +125,24 @@ struct Tap {
 // (tf_crop_and_resize), where the output takes the extrapolation value.
 struct AxisTaps {
   int64_t tapsPerCoordinate = 1;
-  std::vector<Tap> taps;       // outLength * tapsPerCoordinate
-  std::vector<char> outside;   // per output coordinate
+  std::vector<Tap> taps;      // outLength * tapsPerCoordinate
+  std::vector<char> outside;  // per output coordinate
 };
 
 AxisTaps axisTaps(const ResizeOptions& o, int64_t inLength, int64_t outLength, float scale,
                   float resizedLength, float roiStart, float roiEnd) {
   AxisTaps t;
   t.outside.assign(static_cast<size_t>(outLength), 0);
-  const bool identity = inLength == outLength && scale == 1.0f &&
-                        o.coordinates != CoordinateMode::TfCropAndResize;
+  const bool identity =
+      inLength == outLength && scale == 1.0f && o.coordinates != CoordinateMode::TfCropAndResize;
   if (identity) {
     for (int64_t x = 0; x < outLength; ++x) t.taps.push_back({x, 1.0f});
     return t;
   }
   const float last = static_cast<float>(inLength - 1);
   for (int64_t x = 0; x < outLength; ++x) {
-    float in = originalCoordinate(o.coordinates, static_cast<float>(x), scale, inLength,
-                                  outLength, resizedLength, roiStart, roiEnd);
+    float in = originalCoordinate(o.coordinates, static_cast<float>(x), scale, inLength, outLength,
+                                  resizedLength, roiStart, roiEnd);
     if (o.coordinates == CoordinateMode::TfCropAndResize && (in < 0 || in > last)) {
       t.outside[static_cast<size_t>(x)] = 1;
     }
@@ -207,42 +212,43 @@ void interpolate(const KernelContext& ctx, const Array& x, Array& y,
   const int64_t width = rank > 0 ? out[rank - 1] : 1;
   parallelFor(ctx.pool, rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, width)),
               [&](int64_t r0, int64_t r1) {
-    std::vector<int64_t> idx(rank, 0);
-    for (int64_t r = r0; r < r1; ++r) {
-      int64_t rest = r;
-      for (size_t a = rank - 1; a-- > 0;) {
-        idx[a] = rest % out[a];
-        rest /= out[a];
-      }
-      bool rowOutside = false;
-      for (size_t a = 0; a + 1 < rank; ++a) {
-        rowOutside = rowOutside || axes[a].outside[static_cast<size_t>(idx[a])];
-      }
-      for (int64_t c = 0; c < width; ++c) {
-        idx[rank - 1] = c;
-        if (rowOutside || axes[rank - 1].outside[static_cast<size_t>(c)]) {
-          yp[r * width + c] = fromCompute<T>(static_cast<ComputeT<T>>(extrapolation));
-          continue;
-        }
-        // Depth-first over the axes' taps.
-        float sum = 0;
-        auto walk = [&](auto&& self, size_t a, int64_t offset, float weight) -> void {
-          if (a == rank) {
-            sum += weight * static_cast<float>(toCompute(xp[offset]));
-            return;
-          }
-          const AxisTaps& t = axes[a];
-          const Tap* taps = t.taps.data() + idx[a] * t.tapsPerCoordinate;
-          for (int64_t j = 0; j < t.tapsPerCoordinate; ++j) {
-            if (taps[j].weight == 0.0f) continue;
-            self(self, a + 1, offset + taps[j].index * inStrides[a], weight * taps[j].weight);
-          }
-        };
-        walk(walk, 0, 0, 1.0f);
-        yp[r * width + c] = fromCompute<T>(static_cast<ComputeT<T>>(sum));
-      }
-    }
-  });
+                std::vector<int64_t> idx(rank, 0);
+                for (int64_t r = r0; r < r1; ++r) {
+                  int64_t rest = r;
+                  for (size_t a = rank - 1; a-- > 0;) {
+                    idx[a] = rest % out[a];
+                    rest /= out[a];
+                  }
+                  bool rowOutside = false;
+                  for (size_t a = 0; a + 1 < rank; ++a) {
+                    rowOutside = rowOutside || axes[a].outside[static_cast<size_t>(idx[a])];
+                  }
+                  for (int64_t c = 0; c < width; ++c) {
+                    idx[rank - 1] = c;
+                    if (rowOutside || axes[rank - 1].outside[static_cast<size_t>(c)]) {
+                      yp[r * width + c] = fromCompute<T>(static_cast<ComputeT<T>>(extrapolation));
+                      continue;
+                    }
+                    // Depth-first over the axes' taps.
+                    float sum = 0;
+                    auto walk = [&](auto&& self, size_t a, int64_t offset, float weight) -> void {
+                      if (a == rank) {
+                        sum += weight * static_cast<float>(toCompute(xp[offset]));
+                        return;
+                      }
+                      const AxisTaps& t = axes[a];
+                      const Tap* taps = t.taps.data() + idx[a] * t.tapsPerCoordinate;
+                      for (int64_t j = 0; j < t.tapsPerCoordinate; ++j) {
+                        if (taps[j].weight == 0.0f) continue;
+                        self(self, a + 1, offset + taps[j].index * inStrides[a],
+                             weight * taps[j].weight);
+                      }
+                    };
+                    walk(walk, 0, 0, 1.0f);
+                    yp[r * width + c] = fromCompute<T>(static_cast<ComputeT<T>>(sum));
+                  }
+                }
+              });
 }
 
 // `scalesGiven`: the output size came from scales (not sizes).
@@ -327,8 +333,8 @@ void resizeKernel(KernelContext& ctx) {
   }
   const size_t given = scales.empty() ? sizes.size() : scales.size();
   if (given != axes.size()) {
-    ctx.fail(fmt::format("{} has {} values for {} axes", scales.empty() ? "sizes" : "scales",
-                         given, axes.size()));
+    ctx.fail(fmt::format("{} has {} values for {} axes", scales.empty() ? "sizes" : "scales", given,
+                         axes.size()));
   }
   if (!roi.empty() && roi.size() != 2 * axes.size()) {
     ctx.fail(fmt::format("roi has {} values, expected {}", roi.size(), 2 * axes.size()));
@@ -346,7 +352,8 @@ void resizeKernel(KernelContext& ctx) {
     }
     float common = policy == "not_larger" ? std::numeric_limits<float>::max() : 0.0f;
     for (size_t i = 0; i < axes.size(); ++i) {
-      const float s = static_cast<float>(sizes[i]) / static_cast<float>(x.shape()[static_cast<size_t>(axes[i])]);
+      const float s = static_cast<float>(sizes[i]) /
+                      static_cast<float>(x.shape()[static_cast<size_t>(axes[i])]);
       common = policy == "not_larger" ? std::min(common, s) : std::max(common, s);
     }
     for (size_t i = 0; i < axes.size(); ++i) {
@@ -389,14 +396,15 @@ void upsampleKernel(KernelContext& ctx) {
   o.mode = parseMode(ctx, ctx.node.attrString("mode", "nearest"));
   o.coordinates = CoordinateMode::Asymmetric;
   o.nearest = NearestMode::Simple;
-  const std::vector<float> scales = ctx.opset >= 9 ? ctx.in(1).toFloatVector()
-                                                   : ctx.node.attrFloats("scales");
+  const std::vector<float> scales =
+      ctx.opset >= 9 ? ctx.in(1).toFloatVector() : ctx.node.attrFloats("scales");
   if (scales.size() != x.shape().size()) {
     ctx.fail(fmt::format("scales has {} values for rank {}", scales.size(), x.rank()));
   }
   Shape outShape = x.shape();
   for (size_t a = 0; a < scales.size(); ++a) {
-    if (!(scales[a] >= 1.0f)) ctx.fail(fmt::format("Upsample scales must be >= 1, got {}", scales[a]));
+    if (!(scales[a] >= 1.0f))
+      ctx.fail(fmt::format("Upsample scales must be >= 1, got {}", scales[a]));
     outShape[a] = static_cast<int64_t>(static_cast<float>(x.shape()[a]) * scales[a]);
   }
   runResize(ctx, x, outShape, scales, true, {}, o);

@@ -110,8 +110,8 @@ class SingleOp {
       feeds.emplace(name, inputs_[i]);
     }
     for (size_t i = 0; i < outputs_.size(); ++i) {
-      Value* out = node->addOutput(outputs_[i] ? "out" + std::to_string(i) : std::string(),
-                                   !outputs_[i]);
+      Value* out =
+          node->addOutput(outputs_[i] ? "out" + std::to_string(i) : std::string(), !outputs_[i]);
       if (outputs_[i]) g.addOutput(out);
     }
     for (Attribute& a : attrs_) node->setAttr(std::move(a));
@@ -152,11 +152,11 @@ inline double maxRelativeError(const Array& actual, const std::vector<double>& e
   return worst;
 }
 
-#define QOPT_EXPECT_CLOSE(actual, expected, tol)                                \
-  do {                                                                          \
-    const auto& qoptActual = (actual);                                          \
-    const auto& qoptExpected = (expected);                                      \
-    ASSERT_EQ(qoptActual.numel(), static_cast<int64_t>(qoptExpected.size()));   \
+#define QOPT_EXPECT_CLOSE(actual, expected, tol)                                           \
+  do {                                                                                     \
+    const auto& qoptActual = (actual);                                                     \
+    const auto& qoptExpected = (expected);                                                 \
+    ASSERT_EQ(qoptActual.numel(), static_cast<int64_t>(qoptExpected.size()));              \
     EXPECT_LE(::qopt::interp::testing::maxRelativeError(qoptActual, qoptExpected), (tol)); \
   } while (0)
 

@@ -127,25 +127,47 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvReference,
     ::testing::Values(
         ConvCase{"basic3x3", {1, 3, 7, 6}, 4, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
-        ConvCase{"stride2_dilation2_asym", {2, 4, 11, 9}, 6, {3, 2}, {2, 3}, {2, 1}, {2, 0},
-                 {1, 3}},
+        ConvCase{
+            "stride2_dilation2_asym", {2, 4, 11, 9}, 6, {3, 2}, {2, 3}, {2, 1}, {2, 0}, {1, 3}},
         ConvCase{"grouped", {1, 6, 8, 8}, 4, {3, 3}, {1, 1}, {1, 1}, {0, 1}, {1, 0}, 2},
         ConvCase{"depthwise", {2, 8, 9, 10}, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 8},
         ConvCase{"depthwise_stride2", {1, 5, 12, 11}, 5, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 1}, 5},
         ConvCase{"depthwise_wide", {1, 3, 5, 37}, 3, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 3},
-        ConvCase{"depthwise_wide_stride2_dilated", {1, 2, 9, 41}, 2, {3, 3}, {2, 2}, {1, 2},
-                 {1, 2}, {0, 1}, 2},
-        ConvCase{"depthwise_multiplier", {1, 3, 6, 7}, 6, {5, 3}, {1, 2}, {2, 1}, {2, 1}, {2, 1},
-                 3, false},
+        ConvCase{"depthwise_wide_stride2_dilated",
+                 {1, 2, 9, 41},
+                 2,
+                 {3, 3},
+                 {2, 2},
+                 {1, 2},
+                 {1, 2},
+                 {0, 1},
+                 2},
+        ConvCase{"depthwise_multiplier",
+                 {1, 3, 6, 7},
+                 6,
+                 {5, 3},
+                 {1, 2},
+                 {2, 1},
+                 {2, 1},
+                 {2, 1},
+                 3,
+                 false},
         ConvCase{"pointwise", {2, 16, 5, 7}, 24, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
         ConvCase{"pointwise_strided", {1, 8, 9, 9}, 4, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
         ConvCase{"large_tiles", {1, 32, 40, 40}, 16, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
         ConvCase{"conv1d", {2, 3, 17}, 5, {4}, {2}, {3}, {2}, {1}},
         ConvCase{"depthwise1d", {1, 4, 20}, 4, {3}, {1}, {1}, {1}, {1}, 4},
-        ConvCase{"conv3d", {1, 2, 5, 6, 4}, 3, {3, 2, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1},
-                 {1, 1, 0}},
-        ConvCase{"depthwise3d", {1, 3, 4, 5, 6}, 3, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1},
-                 {1, 1, 1}, 3}),
+        ConvCase{
+            "conv3d", {1, 2, 5, 6, 4}, 3, {3, 2, 2}, {1, 2, 1}, {1, 1, 2}, {1, 0, 1}, {1, 1, 0}},
+        ConvCase{"depthwise3d",
+                 {1, 3, 4, 5, 6},
+                 3,
+                 {3, 3, 3},
+                 {1, 1, 1},
+                 {1, 1, 1},
+                 {1, 1, 1},
+                 {1, 1, 1},
+                 3}),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return info.param.name; });
 
 TEST(Conv, HandComputedSumOfWindows) {
@@ -165,8 +187,12 @@ TEST(Conv, AutoPadSameUpperAndLower) {
   EXPECT_EQ(testing::values<float>(upper), (std::vector<float>{21, 32, 43, 4}));
   Array lower = SingleOp("Conv", 11).input(x).input(w).attr("auto_pad", "SAME_LOWER").run1();
   EXPECT_EQ(testing::values<float>(lower), (std::vector<float>{10, 21, 32, 43}));
-  Array valid = SingleOp("Conv", 11).input(x).input(w).attr("auto_pad", "VALID")
-                    .attr("pads", std::vector<int64_t>{5, 5}).run1();
+  Array valid = SingleOp("Conv", 11)
+                    .input(x)
+                    .input(w)
+                    .attr("auto_pad", "VALID")
+                    .attr("pads", std::vector<int64_t>{5, 5})
+                    .run1();
   EXPECT_EQ(testing::values<float>(valid), (std::vector<float>{21, 32, 43}));
 }
 
@@ -234,7 +260,8 @@ std::vector<double> referenceTranspose(const TransposeCase& c, const Array& x, c
   std::vector<double> y(static_cast<size_t>(n * c.filters * outSize));
   for (int64_t bn = 0; bn < n; ++bn) {
     for (int64_t m = 0; m < c.filters; ++m) {
-      for (int64_t p = 0; p < outSize; ++p) y[static_cast<size_t>((bn * c.filters + m) * outSize + p)] = b.getDouble(m);
+      for (int64_t p = 0; p < outSize; ++p)
+        y[static_cast<size_t>((bn * c.filters + m) * outSize + p)] = b.getDouble(m);
     }
     for (int64_t ci = 0; ci < ch; ++ci) {
       const int64_t grp = ci / cg;
@@ -270,7 +297,9 @@ TEST_P(ConvTransposeReference, MatchesScatterReference) {
   const std::vector<double> expected = referenceTranspose(c, x, w, b);
   for (int threads : {1, 2}) {
     Array y = SingleOp("ConvTranspose", 11)
-                  .input(x).input(w).input(b)
+                  .input(x)
+                  .input(w)
+                  .input(b)
                   .attr("strides", c.strides)
                   .attr("dilations", c.dilations)
                   .attr("pads", concat(c.padsBegin, c.padsEnd))
@@ -288,13 +317,27 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvTransposeReference,
     ::testing::Values(
         TransposeCase{"basic", {1, 2, 3, 3}, 3, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {0, 0}},
-        TransposeCase{"stride2_padding_outpad", {2, 3, 4, 5}, 2, {3, 3}, {2, 2}, {1, 1}, {1, 1},
-                      {1, 0}, {1, 1}},
-        TransposeCase{"dilated_grouped", {1, 4, 5, 4}, 6, {2, 3}, {1, 2}, {2, 1}, {0, 1}, {1, 0},
-                      {0, 1}, 2},
+        TransposeCase{"stride2_padding_outpad",
+                      {2, 3, 4, 5},
+                      2,
+                      {3, 3},
+                      {2, 2},
+                      {1, 1},
+                      {1, 1},
+                      {1, 0},
+                      {1, 1}},
+        TransposeCase{
+            "dilated_grouped", {1, 4, 5, 4}, 6, {2, 3}, {1, 2}, {2, 1}, {0, 1}, {1, 0}, {0, 1}, 2},
         TransposeCase{"conv1d", {1, 3, 7}, 2, {4}, {3}, {1}, {1}, {2}, {2}},
-        TransposeCase{"conv3d", {1, 2, 3, 2, 3}, 2, {2, 2, 2}, {2, 1, 2}, {1, 1, 1}, {0, 0, 1},
-                      {0, 1, 0}, {1, 0, 0}}),
+        TransposeCase{"conv3d",
+                      {1, 2, 3, 2, 3},
+                      2,
+                      {2, 2, 2},
+                      {2, 1, 2},
+                      {1, 1, 1},
+                      {0, 0, 1},
+                      {0, 1, 0},
+                      {1, 0, 0}}),
     [](const ::testing::TestParamInfo<TransposeCase>& info) { return info.param.name; });
 
 TEST(ConvTranspose, OutputShapeAndAutoPadFollowTheSpec) {
@@ -302,16 +345,25 @@ TEST(ConvTranspose, OutputShapeAndAutoPadFollowTheSpec) {
   // without auto_pad (or SAME_LOWER) it goes at the beginning, with SAME_UPPER at the end.
   Array x = floats({1, 1, 3}, {1, 2, 3});
   Array w = floats({1, 1, 3}, {1, 10, 100});
-  auto full = testing::values<float>(SingleOp("ConvTranspose", 11).input(x).input(w)
-                                         .attr("strides", std::vector<int64_t>{2}).run1());
+  auto full = testing::values<float>(SingleOp("ConvTranspose", 11)
+                                         .input(x)
+                                         .input(w)
+                                         .attr("strides", std::vector<int64_t>{2})
+                                         .run1());
   ASSERT_EQ(full, (std::vector<float>{1, 10, 102, 20, 203, 30, 300}));
-  auto lower = testing::values<float>(SingleOp("ConvTranspose", 11).input(x).input(w)
+  auto lower = testing::values<float>(SingleOp("ConvTranspose", 11)
+                                          .input(x)
+                                          .input(w)
                                           .attr("strides", std::vector<int64_t>{2})
-                                          .attr("output_shape", std::vector<int64_t>{6}).run1());
+                                          .attr("output_shape", std::vector<int64_t>{6})
+                                          .run1());
   EXPECT_EQ(lower, (std::vector<float>{10, 102, 20, 203, 30, 300}));
-  auto upper = testing::values<float>(SingleOp("ConvTranspose", 11).input(x).input(w)
+  auto upper = testing::values<float>(SingleOp("ConvTranspose", 11)
+                                          .input(x)
+                                          .input(w)
                                           .attr("strides", std::vector<int64_t>{2})
-                                          .attr("auto_pad", "SAME_UPPER").run1());
+                                          .attr("auto_pad", "SAME_UPPER")
+                                          .run1());
   EXPECT_EQ(upper, (std::vector<float>{1, 10, 102, 20, 203, 30}));
 }
 
@@ -332,8 +384,13 @@ TEST(ConvInteger, PerChannelWeightZeroPointsAndPaddingWithInputZeroPoint) {
   }
   const std::vector<double> expected = referenceConv(c, xs, ws, nullptr);
   for (int threads : {1, 2}) {
-    Array y = SingleOp("ConvInteger", 10).input(x).input(w).input(xz).input(wz)
-                  .attr("strides", c.strides).attr("pads", concat(c.padsBegin, c.padsEnd))
+    Array y = SingleOp("ConvInteger", 10)
+                  .input(x)
+                  .input(w)
+                  .input(xz)
+                  .input(wz)
+                  .attr("strides", c.strides)
+                  .attr("pads", concat(c.padsBegin, c.padsEnd))
                   .run1(threads);
     ASSERT_EQ(y.dataType(), DataType::Int32);
     ASSERT_EQ(y.numel(), static_cast<int64_t>(expected.size()));
@@ -355,8 +412,17 @@ TEST(QLinearConv, RequantizesWithBiasAndPerChannelScales) {
   Array ys = floats({}, {0.25f});
   Array yz = testing::makeArray<uint8_t>(DataType::UInt8, {}, {100});
   Array bias = testing::makeArray<int32_t>(DataType::Int32, {2}, {10, -1000});
-  Array y = SingleOp("QLinearConv", 10).input(x).input(xs).input(xz).input(w).input(wsc)
-                .input(wz).input(ys).input(yz).input(bias).run1();
+  Array y = SingleOp("QLinearConv", 10)
+                .input(x)
+                .input(xs)
+                .input(xz)
+                .input(w)
+                .input(wsc)
+                .input(wz)
+                .input(ys)
+                .input(yz)
+                .input(bias)
+                .run1();
   // ch0: acc = 12*3 + (-8)*(-2) + 10 = 62; 62 * (0.5*0.1/0.25 = 0.2) = 12.4 -> 12 + 100 = 112.
   // ch1: acc = 12*4 + (-8)*6 - 1000 = -1000; -1000 * 0.4 = -400 -> saturates to 0.
   EXPECT_EQ(testing::values<uint8_t>(y), (std::vector<uint8_t>{112, 0}));
@@ -368,8 +434,16 @@ TEST(QLinearConv, RoundsHalfToEven) {
   Array one = floats({}, {1.0f});
   Array half = floats({}, {0.5f});
   Array z8 = testing::makeArray<int8_t>(DataType::Int8, {}, {0});
-  Array y = SingleOp("QLinearConv", 10).input(x).input(half).input(z8).input(w).input(one)
-                .input(z8).input(one).input(z8).run1();
+  Array y = SingleOp("QLinearConv", 10)
+                .input(x)
+                .input(half)
+                .input(z8)
+                .input(w)
+                .input(one)
+                .input(z8)
+                .input(one)
+                .input(z8)
+                .run1();
   // 0.5, 1.5, 2.5, -2.5 round to 0, 2, 2, -2.
   EXPECT_EQ(testing::values<int8_t>(y), (std::vector<int8_t>{0, 2, 2, -2}));
 }

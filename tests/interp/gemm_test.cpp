@@ -52,8 +52,10 @@ TEST_P(GemmReference, MatchesNaiveProduct) {
     SingleOp op("Gemm", 13);
     op.input(a).input(b);
     if (g.hasC) op.input(c);
-    op.attr("transA", int64_t{g.transA}).attr("transB", int64_t{g.transB})
-        .attr("alpha", g.alpha).attr("beta", g.beta);
+    op.attr("transA", int64_t{g.transA})
+        .attr("transB", int64_t{g.transB})
+        .attr("alpha", g.alpha)
+        .attr("beta", g.beta);
     Array y = op.run1(threads);
     EXPECT_EQ(y.shape(), (Shape{g.m, g.n}));
     QOPT_EXPECT_CLOSE(y, expected, 1e-5);
@@ -71,9 +73,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name; });
 
 TEST(Gemm, MismatchedInnerDimensionIsAnError) {
-  EXPECT_THROW(SingleOp("Gemm", 13).input(randomFloats({2, 3}, 1)).input(randomFloats({4, 2}, 2))
-                   .run1(),
-               Error);
+  EXPECT_THROW(
+      SingleOp("Gemm", 13).input(randomFloats({2, 3}, 1)).input(randomFloats({4, 2}, 2)).run1(),
+      Error);
 }
 
 struct MatMulCase {
@@ -198,8 +200,16 @@ TEST(QLinearMatMul, RequantizesLikeOnnxRuntime) {
   Array bz = testing::makeArray<int8_t>(DataType::Int8, {2}, {0, 1});
   Array ys = floats({}, {0.01f});
   Array yz = testing::makeArray<int8_t>(DataType::Int8, {}, {-5});
-  Array y = SingleOp("QLinearMatMul", 10).input(a).input(as).input(az).input(b).input(bs)
-                .input(bz).input(ys).input(yz).run1();
+  Array y = SingleOp("QLinearMatMul", 10)
+                .input(a)
+                .input(as)
+                .input(az)
+                .input(b)
+                .input(bs)
+                .input(bz)
+                .input(ys)
+                .input(yz)
+                .run1();
   ASSERT_EQ(y.dataType(), DataType::Int8);
   // Row 0: a - 128 = [2, -2]; col 0: 2*10 - 2*3 = 14 -> 14 * (0.1*0.05/0.01 = 0.5) = 7 -> 2;
   //        col 1: b - 1 = [-11, 0] -> -22 -> * 5 = -110 -> -115.

@@ -23,8 +23,14 @@ TEST(BatchNormalization, AppliesRunningStatisticsPerChannel) {
   Array bias = floats({2}, {1, -1});
   Array mean = floats({2}, {1, 5});
   Array var = floats({2}, {4, 1});
-  Array y = SingleOp("BatchNormalization", 15).input(x).input(scale).input(bias).input(mean)
-                .input(var).attr("epsilon", 0.0f).run1();
+  Array y = SingleOp("BatchNormalization", 15)
+                .input(x)
+                .input(scale)
+                .input(bias)
+                .input(mean)
+                .input(var)
+                .attr("epsilon", 0.0f)
+                .run1();
   // ch0: (x - 1) / 2 * 2 + 1 -> 1, 2; ch1: (x - 5) / 1 * 0.5 - 1 -> -2, -1.5.
   EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, -2, -1.5f}));
 }
@@ -32,8 +38,14 @@ TEST(BatchNormalization, AppliesRunningStatisticsPerChannel) {
 TEST(BatchNormalization, TrainingModeIsAClearError) {
   Array c = floats({1}, {1});
   try {
-    SingleOp("BatchNormalization", 15).input(floats({1, 1, 1}, {1})).input(c).input(c).input(c)
-        .input(c).attr("training_mode", int64_t{1}).run1();
+    SingleOp("BatchNormalization", 15)
+        .input(floats({1, 1, 1}, {1}))
+        .input(c)
+        .input(c)
+        .input(c)
+        .input(c)
+        .attr("training_mode", int64_t{1})
+        .run1();
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("training_mode"), std::string::npos) << e.what();
@@ -45,16 +57,25 @@ TEST(BatchNormalization, ThreadedMatchesSingleThreaded) {
   Array s = randomFloats({3}, 2, 0.5f, 2.0f), b = randomFloats({3}, 3), m = randomFloats({3}, 4),
         v = randomFloats({3}, 5, 0.5f, 2.0f);
   auto run = [&](int threads) {
-    return values<float>(SingleOp("BatchNormalization", 15).input(x).input(s).input(b).input(m)
-                             .input(v).run1(threads));
+    return values<float>(SingleOp("BatchNormalization", 15)
+                             .input(x)
+                             .input(s)
+                             .input(b)
+                             .input(m)
+                             .input(v)
+                             .run1(threads));
   };
   EXPECT_EQ(run(1), run(2));
 }
 
 TEST(InstanceNormalization, NormalizesEachPlane) {
   Array x = floats({1, 2, 2}, {1, 3, 10, 30});
-  Array y = SingleOp("InstanceNormalization", 6).input(x).input(floats({2}, {1, 2}))
-                .input(floats({2}, {0, 5})).attr("epsilon", 0.0f).run1();
+  Array y = SingleOp("InstanceNormalization", 6)
+                .input(x)
+                .input(floats({2}, {1, 2}))
+                .input(floats({2}, {0, 5}))
+                .attr("epsilon", 0.0f)
+                .run1();
   EXPECT_EQ(values<float>(y), (std::vector<float>{-1, 1, 3, 7}));
 }
 
@@ -91,14 +112,20 @@ TEST(LayerNormalization, LeadingAxisWithBroadcastScaleMatchesReference) {
           (x.getDouble(r * inner + i) - mean) / std::sqrt(var + 1e-3) * scale.getDouble(h);
     }
   }
-  Array y = SingleOp("LayerNormalization", 17).input(x).input(scale).attr("axis", int64_t{1})
-                .attr("epsilon", 1e-3f).run1();
+  Array y = SingleOp("LayerNormalization", 17)
+                .input(x)
+                .input(scale)
+                .attr("axis", int64_t{1})
+                .attr("epsilon", 1e-3f)
+                .run1();
   QOPT_EXPECT_CLOSE(y, expected, 1e-5);
 }
 
 TEST(LayerNormalization, ScaleThatDoesNotBroadcastIsAnError) {
-  EXPECT_THROW(SingleOp("LayerNormalization", 17).input(randomFloats({2, 4}, 1))
-                   .input(randomFloats({3}, 2)).run1(),
+  EXPECT_THROW(SingleOp("LayerNormalization", 17)
+                   .input(randomFloats({2, 4}, 1))
+                   .input(randomFloats({3}, 2))
+                   .run1(),
                Error);
 }
 

@@ -36,7 +36,8 @@ TEST(MaxPool, StridedWindowsWithIndices) {
 
 TEST(MaxPool, IndicesCountBatchAndChannelAndHonourStorageOrder) {
   std::vector<float> v(32);
-  for (int i = 0; i < 32; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i % 16 == 4 ? 100 : i);
+  for (int i = 0; i < 32; ++i)
+    v[static_cast<size_t>(i)] = static_cast<float>(i % 16 == 4 ? 100 : i);
   Array x = floats({1, 2, 4, 4}, v);
   std::vector<Array> r = SingleOp("MaxPool", 12)
                              .input(x)
@@ -82,7 +83,8 @@ TEST(MaxPool, DilationsAndPaddingNeverWinOverRealValues) {
 
 TEST(MaxPool, Uint8) {
   Array x = testing::makeArray<uint8_t>(DataType::UInt8, {1, 1, 2, 2}, {3, 250, 7, 9});
-  Array y = SingleOp("MaxPool", 12).input(x).attr("kernel_shape", std::vector<int64_t>{2, 2}).run1();
+  Array y =
+      SingleOp("MaxPool", 12).input(x).attr("kernel_shape", std::vector<int64_t>{2, 2}).run1();
   EXPECT_EQ(values<uint8_t>(y), (std::vector<uint8_t>{250}));
 }
 

@@ -16,7 +16,9 @@ using testing::floats;
 using testing::SingleOp;
 using testing::values;
 
-Array row1234() { return floats({1, 4}, {1, 2, 3, 4}); }
+Array row1234() {
+  return floats({1, 4}, {1, 2, 3, 4});
+}
 
 std::vector<float> resizeScales(const char* mode, const char* coordinates, const char* nearest,
                                 float scale) {
@@ -45,7 +47,8 @@ TEST(Resize, NearestRoundingModes) {
   using V = std::vector<float>;
   EXPECT_EQ(resizeScales("nearest", "half_pixel", "round_prefer_floor", 2),
             (V{1, 1, 2, 2, 3, 3, 4, 4}));
-  EXPECT_EQ(resizeScales("nearest", "asymmetric", "round_prefer_floor", 1.5f), (V{1, 2, 2, 3, 4, 4}));
+  EXPECT_EQ(resizeScales("nearest", "asymmetric", "round_prefer_floor", 1.5f),
+            (V{1, 2, 2, 3, 4, 4}));
   EXPECT_EQ(resizeScales("nearest", "asymmetric", "floor", 1.5f), (V{1, 1, 2, 3, 3, 4}));
   EXPECT_EQ(resizeScales("nearest", "asymmetric", "ceil", 1.5f), (V{1, 2, 3, 3, 4, 4}));
   EXPECT_EQ(resizeScales("nearest", "asymmetric", "round_prefer_floor", 2),
@@ -122,17 +125,30 @@ TEST(Resize, NearestOnIntegers) {
 
 TEST(Resize, UnsupportedRequestsAreClearErrors) {
   try {
-    SingleOp("Resize", 18).input(row1234()).absent().input(floats({2}, {1, 0.5f}))
-        .attr("mode", "linear").attr("antialias", int64_t{1}).run1();
+    SingleOp("Resize", 18)
+        .input(row1234())
+        .absent()
+        .input(floats({2}, {1, 0.5f}))
+        .attr("mode", "linear")
+        .attr("antialias", int64_t{1})
+        .run1();
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("antialias"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(SingleOp("Resize", 13).input(row1234()).absent().input(floats({2}, {1, 2}))
-                   .input(testing::makeArray<int64_t>(DataType::Int64, {2}, {1, 8})).run1(),
+  EXPECT_THROW(SingleOp("Resize", 13)
+                   .input(row1234())
+                   .absent()
+                   .input(floats({2}, {1, 2}))
+                   .input(testing::makeArray<int64_t>(DataType::Int64, {2}, {1, 8}))
+                   .run1(),
                Error);
-  EXPECT_THROW(SingleOp("Resize", 13).input(row1234()).absent().input(floats({2}, {1, 2}))
-                   .attr("coordinate_transformation_mode", "sideways").run1(),
+  EXPECT_THROW(SingleOp("Resize", 13)
+                   .input(row1234())
+                   .absent()
+                   .input(floats({2}, {1, 2}))
+                   .attr("coordinate_transformation_mode", "sideways")
+                   .run1(),
                Error);
 }
 
@@ -140,8 +156,8 @@ TEST(Upsample, NearestAndLinearAreAsymmetric) {
   Array x = floats({1, 2}, {1, 3});
   Array n = SingleOp("Upsample", 9).input(x).input(floats({2}, {1, 2})).run1();
   EXPECT_EQ(values<float>(n), (std::vector<float>{1, 1, 3, 3}));
-  Array l = SingleOp("Upsample", 9).input(x).input(floats({2}, {1, 2})).attr("mode", "linear")
-                .run1();
+  Array l =
+      SingleOp("Upsample", 9).input(x).input(floats({2}, {1, 2})).attr("mode", "linear").run1();
   EXPECT_EQ(values<float>(l), (std::vector<float>{1, 2, 3, 3}));
   Array a = SingleOp("Upsample", 7).input(x).attrFloats("scales", {1, 3}).run1();
   EXPECT_EQ(values<float>(a), (std::vector<float>{1, 1, 1, 3, 3, 3}));
