@@ -129,6 +129,25 @@ TEST(DequantizeLinear, PerTensorPerAxisAndInt32) {
   EXPECT_NEAR(yi.data<float>()[1], 0.007f, 1e-6);
 }
 
+TEST(DequantizeLinear, Int4PerAxisAndBlockedWithAPartialBlock) {
+  Array x = makeArray<int8_t>(DataType::Int4, {2, 3}, {-8, 7, 1, 2, -2, 0});
+  Array y = SingleOp("DequantizeLinear", 21)
+                .input(x)
+                .input(floats({2}, {0.5f, 2}))
+                .input(makeArray<int8_t>(DataType::Int4, {2}, {0, -1}))
+                .attr("axis", int64_t{0})
+                .run1();
+  EXPECT_EQ(values<float>(y), (std::vector<float>{-4, 3.5f, 0.5f, 6, -2, 2}));
+  // Blocks of 2 along axis 1 of length 3: columns {0, 1} and {2}.
+  Array b = SingleOp("DequantizeLinear", 21)
+                .input(x)
+                .input(floats({2, 2}, {1, 10, 100, 1000}))
+                .attr("axis", int64_t{1})
+                .attr("block_size", int64_t{2})
+                .run1();
+  EXPECT_EQ(values<float>(b), (std::vector<float>{-8, 7, 10, 200, -200, 0}));
+}
+
 TEST(DequantizeLinear, OutputTakesTheScaleType) {
   Array x = makeArray<int8_t>(DataType::Int8, {2}, {-4, 6});
   Array s(DataType::Float16, {});
