@@ -449,6 +449,7 @@ void Graph::removeInput(size_t i) {
 const std::vector<Value*>& Graph::initializers() const {
   if (initializersDirty_) {
     std::erase_if(initializers_, [](Value* v) { return v == nullptr; });
+    for (size_t i = 0; i < initializers_.size(); ++i) initializers_[i]->initializerSlot_ = i;
     initializersDirty_ = false;
   }
   return initializers_;
@@ -464,6 +465,7 @@ Value* Graph::addInitializer(TensorPtr tensor) {
   v->type_ = ValueType::tensor(tensor->dataType(), tensor->dims());
   v->initializer_ = std::move(tensor);
   (void)initializers();  // compact before appending
+  v->initializerSlot_ = initializers_.size();
   initializers_.push_back(v);
   return v;
 }
@@ -473,7 +475,11 @@ void Graph::eraseInitializer(Value* value) {
     throw Error(ErrorKind::Internal, model_->sourcePath,
                 fmt::format("initializer '{}'", value->name()), "cannot erase: still used");
   }
-  auto it = std::find(initializers_.begin(), initializers_.end(), value);
+  // The slot makes erasing many initializers linear; the search is only a safety net.
+  size_t slot = value->initializerSlot_;
+  auto it = slot < initializers_.size() && initializers_[slot] == value
+                ? initializers_.begin() + static_cast<std::ptrdiff_t>(slot)
+                : std::find(initializers_.begin(), initializers_.end(), value);
   if (it != initializers_.end()) {
     *it = nullptr;
     initializersDirty_ = true;
@@ -633,6 +639,7 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
     Value* v = copy->newValue(Value::Kind::Initializer, init->name());
     v->initializer_ = std::make_shared<Tensor>(*init->initializer_);
     copyValueFields(init, v);
+    v->initializerSlot_ = copy->initializers_.size();
     copy->initializers_.push_back(v);
     valueMap[init] = v;
   }

@@ -5,7 +5,8 @@
 // passes need not record anything: Value::replaceAllUsesWith moves every original name that
 // followed the replaced value to its replacement, Value::setName follows renames, and erasing a
 // node marks the originals that followed its outputs as removed. Only changes are stored: a name
-// never touched maps to itself (cheap on large models).
+// never touched maps to itself. While passes run, a change costs one append to a log; the log is
+// folded into the map when someone asks (verify, reports), so passes pay no hash lookups.
 //
 // Initializers and graph inputs removed without replacement (Graph::eraseInitializer) are not
 // announced; their name then maps to itself but no longer exists in the model. Callers look the
@@ -37,10 +38,17 @@ class NameMap : public ModelObserver {
   void nodeErased(Node* node) override;
 
  private:
-  void move(const std::string& from, const std::optional<std::string>& to);
+  // The value called `from` is now called `to` (nullopt: it is gone).
+  struct Move {
+    std::string from;
+    std::optional<std::string> to;
+  };
+  void fold() const;
+  void apply(const Move& move) const;
 
-  std::unordered_map<std::string, std::optional<std::string>> current_;  // original -> now
-  std::unordered_map<std::string, std::vector<std::string>> followers_;  // now -> originals
+  mutable std::vector<Move> log_;
+  mutable std::unordered_map<std::string, std::optional<std::string>> current_;  // original -> now
+  mutable std::unordered_map<std::string, std::vector<std::string>> followers_;  // now -> originals
 };
 
 }  // namespace qopt

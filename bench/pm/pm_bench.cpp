@@ -1,0 +1,234 @@
+// Pass manager overhead and the first passes' scaling.
+//
+//   qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes 10000,100000,1000000]
+//                 [--passes dce,topo-sort] [--overhead 0|1]
+//
+// Part 1 writes a model of N nodes (a chain of Add with small weights and Relu) to a temporary
+// file, then times loadModel + saveModel against a PassManager run of P no-op passes over the
+// loaded model (pipeline parsing, context, name map observer and the passes included), and
+// prints the ratio (goal: under 5%). Part 2 builds, for each size, a model in memory that gives
+// every built-in pass work (Constant nodes, Identity and Dropout, dead branches, duplicate
+// weights, Clip with attribute bounds), runs each pass alone on a fresh copy and prints the time
+// per node (goal: flat within 2x from the smallest to the largest size).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/ir/OnnxIO.h"
+#include "qopt/pass/PassManager.h"
+#include "qopt/pass/PluginLoader.h"
+
+namespace fs = std::filesystem;
+using namespace qopt;
+
+namespace {
+
+struct Options {
+  int64_t nodes = 100000;
+  int noops = 20;
+  int repeat = 5;
+  std::vector<int64_t> sizes = {10000, 100000, 1000000};
+  std::vector<std::string> passes = {"dce", "eliminate-identity", "canonicalize",
+                                     "dedupe-initializers", "topo-sort"};
+  bool overhead = true;
+};
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    items.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return items;
+}
+
+Options parseArgs(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    std::string value = argv[i + 1];
+    if (flag == "--nodes") {
+      options.nodes = std::stoll(value);
+    } else if (flag == "--noops") {
+      options.noops = std::stoi(value);
+    } else if (flag == "--repeat") {
+      options.repeat = std::stoi(value);
+    } else if (flag == "--sizes") {
+      options.sizes.clear();
+      for (const std::string& size : splitList(value)) options.sizes.push_back(std::stoll(size));
+    } else if (flag == "--passes") {
+      options.passes = splitList(value);
+    } else if (flag == "--overhead") {
+      options.overhead = value != "0";
+    } else {
+      throw Error("usage: qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes a,b,c] "
+                  "[--passes p,q] [--overhead 0|1]",
+                  ErrorKind::Usage);
+    }
+  }
+  return options;
+}
+
+double seconds(const std::function<void()>& fn) {
+  auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+ValueType f32(int64_t n) { return ValueType::tensor(DataType::Float, {n}); }
+
+TensorPtr floats(std::vector<float> values) {
+  return std::make_shared<Tensor>(
+      Tensor::fromFloats({static_cast<int64_t>(values.size())}, values));
+}
+
+std::unique_ptr<Model> emptyModel(int64_t opset) {
+  auto model = std::make_unique<Model>();
+  model->irVersion = 8;
+  model->setOpsetVersion("", opset);
+  return model;
+}
+
+// Part 1's model: x -> (Add w_i -> Relu)* -> y, about `nodes` nodes.
+std::unique_ptr<Model> chainModel(int64_t nodes) {
+  auto model = emptyModel(17);
+  Graph& g = model->graph();
+  Value* current = g.addInput("x", f32(4));
+  for (int64_t i = 0; i + 1 < nodes; i += 2) {
+    Value* w = g.addInitializer(floats({float(i), 1, 2, 3}));
+    current = g.createNode("Add", {current, w}, 1)->output(0);
+    current = g.createNode("Relu", {current}, 1)->output(0);
+  }
+  g.addOutput(current);
+  return model;
+}
+
+// Part 2's model: blocks of 10 nodes, each giving every built-in pass something to do.
+std::unique_ptr<Model> workModel(int64_t nodes) {
+  auto model = emptyModel(13);
+  Graph& g = model->graph();
+  Value* current = g.addInput("x", f32(4));
+  for (int64_t block = 0; block * 10 < nodes; ++block) {
+    Node* constant = g.createNode("Constant", {}, 1);
+    constant->setAttr(Attribute::makeFloats("value_floats", {1, 2, 3, float(block % 97)}));
+    Value* dup = g.addInitializer(floats({0.5f, 0.25f, 0.125f, float(block % 7)}));
+    Value* a = g.createNode("Add", {current, constant->output(0)}, 1)->output(0);
+    Value* i = g.createNode("Identity", {a}, 1)->output(0);
+    Value* d = g.createNode("Dropout", {i}, 1)->output(0);
+    Value* m = g.createNode("Mul", {d, dup}, 1)->output(0);
+    m->setType(f32(4));
+    Node* clip = g.createNode("Clip", {m}, 1);
+    clip->setAttr(Attribute::makeFloat("min", 0.0f));
+    clip->setAttr(Attribute::makeFloat("max", 6.0f));
+    Value* dead = g.createNode("Neg", {a}, 1)->output(0);
+    g.createNode("Abs", {dead}, 1);
+    current = g.createNode("Relu", {clip->output(0)}, 1)->output(0);
+  }
+  g.addOutput(current);
+  return model;
+}
+
+PassRegistry noopRegistry() {
+  class NoopPass : public Pass {
+   public:
+    NoopPass() : Pass("noop", "Does nothing") {}
+    PassResult run(Model&, PassContext&) override { return {}; }
+  };
+  PassRegistry registry("<bench>");
+  registry.add<NoopPass>();
+  return registry;
+}
+
+void overhead(const Options& options) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("qopt_pm_bench_{}", ::getpid());
+  fs::create_directories(dir);
+  fs::path in = dir / "in.onnx";
+  fs::path out = dir / "out.onnx";
+  saveModel(*chainModel(options.nodes), in);
+
+  PassRegistry registry = noopRegistry();
+  std::string pipeline;
+  for (int i = 0; i < options.noops; ++i) pipeline += i ? ",noop" : "noop";
+
+  std::vector<double> io, pm;
+  for (int r = 0; r < options.repeat; ++r) {
+    std::unique_ptr<Model> model;
+    io.push_back(seconds([&] {
+      model = loadModel(in);
+      saveModel(*model, out);
+    }));
+    pm.push_back(seconds([&] {
+      PassManager manager(parsePipeline(pipeline, registry));
+      PassContext context;
+      manager.run(*model, context);
+    }));
+  }
+  size_t nodes = loadModel(in)->graph().numNodes();
+  double ioTime = median(io), pmTime = median(pm);
+  fmt::print("pass manager overhead: {} no-op passes over {} nodes\n", options.noops, nodes);
+  fmt::print("  load + save      {:10.3f} ms\n", ioTime * 1e3);
+  fmt::print("  pass manager     {:10.3f} ms\n", pmTime * 1e3);
+  fmt::print("  overhead         {:10.3f} %   (goal < 5%)\n", 100.0 * pmTime / ioTime);
+  fs::remove_all(dir);
+}
+
+void scaling(const Options& options) {
+  PassRegistry registry;
+  PluginLoader loader;
+  loader.loadDirectory(builtinPassDirectory(), registry);
+  fmt::print("\ntime per node (ns), median of {} runs on a fresh model each\n", options.repeat);
+  fmt::print("  {:<22}", "pass");
+  for (int64_t size : options.sizes) fmt::print("{:>12}", size);
+  fmt::print("{:>12}\n", "max/min");
+  for (const std::string& name : options.passes) {
+    fmt::print("  {:<22}", name);
+    std::vector<double> perNode;
+    for (int64_t size : options.sizes) {
+      std::vector<double> times;
+      size_t nodes = 0;
+      int repeat = size >= 1000000 ? std::max(1, options.repeat / 2) : options.repeat;
+      for (int r = 0; r < repeat; ++r) {
+        auto model = workModel(size);
+        nodes = model->graph().numNodes();
+        PassManager manager(parsePipeline(name, registry));
+        PassContext context;
+        times.push_back(seconds([&] { manager.run(*model, context); }));
+      }
+      perNode.push_back(median(times) * 1e9 / static_cast<double>(nodes));
+      fmt::print("{:>12.1f}", perNode.back());
+      std::fflush(stdout);
+    }
+    auto [lo, hi] = std::minmax_element(perNode.begin(), perNode.end());
+    fmt::print("{:>12.2f}\n", *hi / *lo);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Options options = parseArgs(argc, argv);
+    if (options.overhead) overhead(options);
+    scaling(options);
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "qopt_pm_bench: error: %s\n", e.what());
+    return 2;
+  }
+}
