@@ -30,6 +30,9 @@ DEFINE_bool(print_after_all, false, "Print the IR after every pass (stderr)");
 DEFINE_string(print_after, "", "Print the IR after the named passes (repeatable, comma-separated)");
 DEFINE_bool(verify_each, false, "Run the structural verifier after every pass");
 DEFINE_string(report, "", "Write a JSON report of the run to this file");
+DEFINE_string(report_html, "",
+              "Write a self-contained HTML report (pipeline, passes, per-layer errors, layer "
+              "precisions) to this file");
 DEFINE_string(emit, "onnx", "Output format: onnx (binary) or text (qopt's IR dump)");
 DEFINE_bool(in_place, false, "Allow OUTPUT to be INPUT (overwritten atomically)");
 DEFINE_bool(q, false, "Quiet: no warnings");
@@ -157,6 +160,7 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.printAfterAll = FLAGS_print_after_all;
   options.verifyEach = FLAGS_verify_each;
   options.reportFile = FLAGS_report;
+  options.reportHtmlFile = FLAGS_report_html;
   options.emit = FLAGS_emit;
   options.inPlace = FLAGS_in_place;
 
@@ -192,6 +196,7 @@ DriverOptions parseCommandLine(int argc, char** argv) {
 
 void printHelp(std::ostream& out) {
   out << "usage: qopt [options] INPUT OUTPUT\n"
+         "       qopt inspect [--json] MODEL   (layer precisions; see qopt inspect --help)\n"
          "\n"
          "Reads an ONNX model (binary or ONNX text), runs a pipeline of passes over it and writes\n"
          "the result. Without a pipeline the model is read and written back unchanged.\n"

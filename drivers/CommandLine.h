@@ -34,6 +34,7 @@ struct DriverOptions {
   std::vector<std::string> printAfter;  // --print-after (repeatable, comma-separated)
   bool verifyEach = false;
   std::string reportFile;
+  std::string reportHtmlFile;  // --report-html
   std::string emit = "onnx";  // onnx | text
   bool inPlace = false;
   Verbosity verbosity = Verbosity::Normal;

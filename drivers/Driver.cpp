@@ -3,16 +3,19 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "HtmlReportFile.h"
 #include "PassListing.h"
 #include "Sha256.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
 #include "qopt/ir/Printer.h"
 #include "qopt/ir/TextFormat.h"
+#include "qopt/ir/Verifier.h"
 #include "qopt/pass/Instrumentations.h"
 #include "qopt/pass/PassManager.h"
 #include "qopt/pass/PluginLoader.h"
@@ -122,7 +125,7 @@ std::string writeOutput(const DriverOptions& options, const Model& model, const 
   return hash ? sha256FileHex(files.output) : std::string();
 }
 
-void writeReport(const DriverOptions& options, const ReportBuilder& builder, const Files& files,
+Json buildReport(const DriverOptions& options, const ReportBuilder& builder, const Files& files,
                  const std::string& inputHash, const std::string& outputHash) {
   Json report = Json::object();
   report.append("qopt-version", versionString());
@@ -142,7 +145,7 @@ void writeReport(const DriverOptions& options, const ReportBuilder& builder, con
   for (const auto& [key, value] : collected.asObject()) {
     if (key != "pipeline") report.append(key, value);
   }
-  writeFileAtomically(options.reportFile, report.dump(2) + "\n");
+  return report;
 }
 
 }  // namespace
@@ -178,7 +181,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
   configureContext(options, context, err);
 
   std::unique_ptr<Model> model = loadModelAnyFormat(files.input);
-  bool reporting = !options.reportFile.empty();
+  bool reporting = !options.reportFile.empty() || !options.reportHtmlFile.empty();
   std::string inputHash = reporting ? sha256FileHex(files.input) : std::string();
 
   PassManager manager(std::move(pipeline));
@@ -192,10 +195,27 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
   if (options.verbosity == Verbosity::Verbose) manager.addInstrumentation(remarks);
   if (options.timePasses) manager.addInstrumentation(timer);
   if (reporting) manager.addInstrumentation(report);
-  manager.run(*model, context);
+  std::optional<Error> checkFailure;
+  try {
+    manager.run(*model, context);
+  } catch (const Error& e) {
+    // A check that failed on a structurally valid model (verify's budget) still writes the
+    // output and the reports, which say what failed; the exit code says it too.
+    if (e.kind() != ErrorKind::Verification || !verifyModel(*model).empty()) throw;
+    checkFailure = e;
+    if (reporting) report.pipelineFinished(*model, context);
+  }
 
   std::string outputHash = writeOutput(options, *model, files, out, reporting);
-  if (reporting) writeReport(options, report, files, inputHash, outputHash);
+  if (reporting) {
+    Json json = buildReport(options, report, files, inputHash, outputHash);
+    if (checkFailure) json.append("failure", std::string(checkFailure->what()));
+    if (!options.reportFile.empty()) writeFileAtomically(options.reportFile, json.dump(2) + "\n");
+    if (!options.reportHtmlFile.empty()) {
+      writeHtmlReport(options.reportHtmlFile, json, *model, context);
+    }
+  }
+  if (checkFailure) throw *checkFailure;
   return kExitOk;
 }
 

@@ -4,15 +4,20 @@
 #include <exception>
 #include <iostream>
 #include <new>
+#include <string_view>
 
 #include "CommandLine.h"
 #include "Driver.h"
+#include "InspectCommand.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/Version.h"
 
 int main(int argc, char** argv) {
   gflags::SetVersionString(qopt::versionString());
   try {
+    if (argc > 1 && std::string_view(argv[1]) == "inspect") {
+      return qopt::runInspectCommand(argc - 1, argv + 1, std::cout, std::cerr);
+    }
     qopt::DriverOptions options = qopt::parseCommandLine(argc, argv);
     return qopt::runDriver(options, std::cout, std::cerr);
   } catch (const qopt::Error& e) {

@@ -13,4 +13,8 @@ void Diagnostics::note(const std::string& message) {
   if (sink_ && verbosity_ == Verbosity::Verbose) *sink_ << "qopt: note: " << message << '\n';
 }
 
+void Diagnostics::report(const std::string& text) {
+  if (sink_ && verbosity_ != Verbosity::Quiet) *sink_ << text;
+}
+
 }  // namespace qopt

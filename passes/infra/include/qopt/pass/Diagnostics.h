@@ -24,6 +24,9 @@ class Diagnostics {
   void warning(const std::string& message);
   /// Printed only when verbose.
   void note(const std::string& message);
+  /// Text a pass reports to the user as is (a results table, already formatted, ending in a
+  /// newline): printed unless quiet, not kept (passes publish results in PassContext::results).
+  void report(const std::string& text);
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:

@@ -1,0 +1,120 @@
+#include "InspectCommand.h"
+
+#include <charconv>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "qopt/analysis/Inspect.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/TextFormat.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/Suggest.h"
+
+namespace qopt {
+
+namespace {
+
+constexpr const char* kInspectHelp =
+    "usage: qopt inspect [options] MODEL\n"
+    "\n"
+    "Shows, per compute layer (Conv, ConvTranspose, Gemm, MatMul), the precision it will run in\n"
+    "on TensorRT (INT8 through Q/DQ on its input and weight, FP16 when its float inputs are\n"
+    "float16, else FP32) with the weight type, per-channel or per-tensor scales, the scale range\n"
+    "and why a layer stays in float; then the share of multiply-accumulates in INT8. Shapes come\n"
+    "from one run of the reference interpreter on random inputs.\n"
+    "\n"
+    "options:\n"
+    "  --json                 Print JSON instead of the table\n"
+    "  --input-shapes=<spec>  Fix dynamic input dims: name:1x3x224x224,other:1x10\n"
+    "  --seed=<n>             Seed of the random inputs (default 0)\n"
+    "  --help                 Show this text\n";
+
+Error usage(const std::string& message) {
+  return Error(message, ErrorKind::Usage);
+}
+
+struct InspectOptions {
+  bool json = false;
+  bool help = false;
+  std::string inputShapes;
+  uint64_t seed = 0;
+  std::string model;
+};
+
+InspectOptions parseInspectArgs(int argc, char** argv) {
+  InspectOptions options;
+  static const std::vector<std::string> kFlags = {"json", "input-shapes", "seed", "help"};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (!options.model.empty()) {
+        throw usage(
+            fmt::format("qopt inspect takes one MODEL, got '{}' and '{}'", options.model, arg));
+      }
+      options.model = arg;
+      continue;
+    }
+    std::string body = arg.substr(arg[1] == '-' ? 2 : 1);
+    std::string value;
+    bool hasValue = false;
+    if (size_t eq = body.find('='); eq != std::string::npos) {
+      value = body.substr(eq + 1);
+      body = body.substr(0, eq);
+      hasValue = true;
+    }
+    auto needValue = [&]() {
+      if (hasValue) return;
+      if (i + 1 >= argc) throw usage(fmt::format("option '--{}' needs a value", body));
+      value = argv[++i];
+    };
+    if (body == "json" && !hasValue) {
+      options.json = true;
+    } else if ((body == "help" || body == "h") && !hasValue) {
+      options.help = true;
+    } else if (body == "input-shapes") {
+      needValue();
+      options.inputShapes = value;
+    } else if (body == "seed") {
+      needValue();
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), options.seed);
+      if (ec != std::errc() || end != value.data() + value.size()) {
+        throw usage(fmt::format("bad value '{}' for option '--seed' (a number expected)", value));
+      }
+    } else {
+      throw usage(
+          fmt::format("unknown option '{}' for qopt inspect{}", arg, didYouMean(body, kFlags)));
+    }
+  }
+  return options;
+}
+
+}  // namespace
+
+int runInspectCommand(int argc, char** argv, std::ostream& out, std::ostream&) {
+  InspectOptions options = parseInspectArgs(argc, argv);
+  if (options.help) {
+    out << kInspectHelp;
+    return kExitOk;
+  }
+  if (options.model.empty()) throw usage("qopt inspect: missing MODEL (see qopt inspect --help)");
+  std::vector<InputShape> shapes;
+  if (!options.inputShapes.empty()) shapes = parseInputShapes(options.inputShapes);
+  std::unique_ptr<Model> model = loadModelAnyFormat(options.model);
+  analysis::InspectResult result;
+  try {
+    result = analysis::inspectGraph(model->graph(), shapes, options.seed);
+  } catch (const Error& e) {
+    throw e.withFile(options.model);
+  }
+  if (options.json) {
+    out << analysis::inspectJson(result).dump(2) << '\n';
+  } else {
+    analysis::printInspectTable(result, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace qopt

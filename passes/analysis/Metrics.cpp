@@ -1,0 +1,164 @@
+#include "qopt/analysis/Metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "qopt/ir/Error.h"
+
+namespace qopt::analysis {
+
+namespace {
+
+// JSON has no infinity; an infinite SQNR is meaningful (no error at all), so it is spelled.
+Json numberOrSpelled(double value) {
+  if (std::isfinite(value)) return Json(value);
+  if (std::isnan(value)) return Json("nan");
+  return Json(value > 0 ? "inf" : "-inf");
+}
+
+// The first index of the largest value in row `row` (NaN never wins).
+int64_t argmaxRow(const std::vector<double>& values, int64_t row, int64_t columns) {
+  int64_t best = 0;
+  double bestValue = -std::numeric_limits<double>::infinity();
+  for (int64_t c = 0; c < columns; ++c) {
+    double v = values[static_cast<size_t>(row * columns + c)];
+    if (v > bestValue) {
+      bestValue = v;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+Json ErrorMetrics::toJson() const {
+  Json out = Json::object();
+  out.append("count", count);
+  out.append("max-abs", maxAbs);
+  out.append("mean-abs", meanAbs);
+  out.append("mse", mse);
+  out.append("cosine", cosine);
+  out.append("sqnr-db", numberOrSpelled(sqnrDb));
+  out.append("kl", klDivergence);
+  out.append("overlap", histogramOverlap);
+  if (top1Agreement) out.append("top1", *top1Agreement);
+  if (nonFinite > 0) out.append("non-finite", nonFinite);
+  return out;
+}
+
+void ErrorAccumulator::add(std::span<const double> reference, std::span<const double> actual) {
+  if (reference.size() != actual.size()) {
+    throw Error(ErrorKind::Internal, {}, {},
+                fmt::format("comparing {} reference values with {} actual values", reference.size(),
+                            actual.size()));
+  }
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double r = reference[i];
+    const double a = actual[i];
+    if (!std::isfinite(r) || !std::isfinite(a)) {
+      // Both non-finite in the same way is agreement (a reference that overflows the same way).
+      bool same = (std::isnan(r) && std::isnan(a)) || r == a;
+      if (!same) ++nonFinite_;
+      continue;
+    }
+    const double e = r - a;
+    maxAbs_ = std::max(maxAbs_, std::abs(e));
+    sumAbs_ += std::abs(e);
+    sumSquaredError_ += e * e;
+    sumReferenceSquared_ += r * r;
+    sumActualSquared_ += a * a;
+    sumProduct_ += r * a;
+    ++count_;
+  }
+  histogram_.add(reference, actual);
+}
+
+void ErrorAccumulator::add(const interp::Array& reference, const interp::Array& actual,
+                           const std::string& label) {
+  if (reference.shape() != actual.shape()) {
+    throw Error(ErrorKind::Verification, {}, label,
+                fmt::format("shape [{}] differs from the reference shape [{}]",
+                            fmt::join(actual.shape(), ","), fmt::join(reference.shape(), ",")));
+  }
+  std::vector<double> r = toDoubles(reference);
+  std::vector<double> a = toDoubles(actual);
+  add(r, a);
+  if (reference.rank() == 2 && reference.dim(1) > 1) {
+    int64_t rows = reference.dim(0);
+    int64_t columns = reference.dim(1);
+    for (int64_t row = 0; row < rows; ++row) {
+      if (argmaxRow(r, row, columns) == argmaxRow(a, row, columns)) ++top1Agree_;
+      ++top1Rows_;
+    }
+  }
+}
+
+ErrorMetrics ErrorAccumulator::result() const {
+  ErrorMetrics m;
+  m.count = count_;
+  m.nonFinite = nonFinite_;
+  m.maxAbs = maxAbs_;
+  if (count_ > 0) {
+    m.meanAbs = sumAbs_ / static_cast<double>(count_);
+    m.mse = sumSquaredError_ / static_cast<double>(count_);
+  }
+  const double norms = std::sqrt(sumReferenceSquared_) * std::sqrt(sumActualSquared_);
+  if (norms > 0) {
+    m.cosine = std::clamp(sumProduct_ / norms, -1.0, 1.0);
+  } else {
+    m.cosine = sumReferenceSquared_ == sumActualSquared_ ? 1.0 : 0.0;
+  }
+  if (sumSquaredError_ == 0) {
+    m.sqnrDb = std::numeric_limits<double>::infinity();
+  } else if (sumReferenceSquared_ == 0) {
+    m.sqnrDb = -std::numeric_limits<double>::infinity();
+  } else {
+    m.sqnrDb = 10.0 * std::log10(sumReferenceSquared_ / sumSquaredError_);
+  }
+  m.klDivergence = klDivergence(histogram_.reference(), histogram_.actual());
+  m.histogramOverlap = histogramOverlap(histogram_.reference(), histogram_.actual());
+  if (top1Rows_ > 0) {
+    m.top1Agreement = static_cast<double>(top1Agree_) / static_cast<double>(top1Rows_);
+    m.top1Rows = top1Rows_;
+  }
+  return m;
+}
+
+ErrorMetrics compareValues(std::span<const double> reference, std::span<const double> actual,
+                           int histogramBins) {
+  ErrorAccumulator accumulator(histogramBins);
+  accumulator.add(reference, actual);
+  return accumulator.result();
+}
+
+std::vector<double> toDoubles(const interp::Array& array) {
+  std::vector<double> out(static_cast<size_t>(array.numel()));
+  if (array.dataType() == DataType::Float) {
+    const float* data = array.data<float>();
+    std::copy(data, data + array.numel(), out.begin());
+    return out;
+  }
+  for (int64_t i = 0; i < array.numel(); ++i) out[static_cast<size_t>(i)] = array.getDouble(i);
+  return out;
+}
+
+double metricFromJson(const Json& value) {
+  if (value.isNumber()) return value.asDouble();
+  if (value.isString()) {
+    if (value.asString() == "inf") return std::numeric_limits<double>::infinity();
+    if (value.asString() == "-inf") return -std::numeric_limits<double>::infinity();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string formatMetric(double value, int decimals) {
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  if (std::isnan(value)) return "nan";
+  return fmt::format("{:.{}f}", value, decimals);
+}
+
+}  // namespace qopt::analysis

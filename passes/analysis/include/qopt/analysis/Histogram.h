@@ -1,0 +1,54 @@
+// Two value histograms on shared bins: the reference values of a tensor and the values a
+// transformed model computes for it. Bins are equal-width and the range grows as values arrive
+// (doubling the bin width and merging neighbouring bins, which is exact for counts), so samples
+// can be streamed without knowing the range in advance and without keeping the values.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace qopt::analysis {
+
+class PairedHistogram {
+ public:
+  /// `bins` must be even and at least 2 (a smaller or odd count is rounded up).
+  explicit PairedHistogram(int bins = 128);
+
+  /// Counts finite values; NaN and infinities are skipped (ErrorAccumulator counts them).
+  void add(std::span<const double> reference, std::span<const double> actual);
+
+  bool empty() const { return total_ == 0; }
+  int bins() const { return static_cast<int>(reference_.size()); }
+  /// Lower edge of bin 0 and the width of every bin.
+  double low() const { return low_; }
+  double binWidth() const { return width_; }
+  const std::vector<double>& reference() const { return reference_; }
+  const std::vector<double>& actual() const { return actual_; }
+
+  /// The same counts on `bins` coarser bins (bins() must be a multiple of it), for reports.
+  PairedHistogram downsampled(int bins) const;
+
+ private:
+  void include(double value);
+  void grow(bool downward);
+  void count(std::vector<double>& counts, std::span<const double> values);
+
+  double low_ = 0;
+  double width_ = 0;  // 0 until the first finite value
+  std::vector<double> reference_;
+  std::vector<double> actual_;
+  uint64_t total_ = 0;
+};
+
+/// Kullback-Leibler divergence KL(P || Q) in nats of two histograms given as counts on the same
+/// bins. Both are normalised, then smoothed (every bin gets 1e-9 more probability and the
+/// result is renormalised) so that an empty bin of Q gives a large but finite value. Identical
+/// histograms give exactly 0; two empty histograms give 0.
+double klDivergence(std::span<const double> p, std::span<const double> q);
+
+/// Sum over bins of min(reference, actual) divided by the sum of reference: 1 when the two
+/// histograms are identical, 0 when they share no bin. Empty reference: 1.
+double histogramOverlap(std::span<const double> reference, std::span<const double> actual);
+
+}  // namespace qopt::analysis

@@ -1,0 +1,91 @@
+// How far the values a transformed model computes are from the reference values: the error
+// metrics of verify, sensitivity and mixed-precision, reusable by any pass that compares tensors.
+//
+// ErrorAccumulator streams: add() the reference and actual values of a tensor sample by sample,
+// then result() gives the metrics over everything added. Sums are kept in double.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "qopt/analysis/Histogram.h"
+#include "qopt/interp/Array.h"
+#include "qopt/pass/Json.h"
+
+namespace qopt::analysis {
+
+struct ErrorMetrics {
+  uint64_t count = 0;      // finite value pairs compared
+  uint64_t nonFinite = 0;  // positions where exactly one side, or the actual side, is NaN/inf
+  double maxAbs = 0;
+  double meanAbs = 0;
+  double mse = 0;
+  /// sum(r*a) / (|r| |a|); 1 when both are all zeros, 0 when only one is.
+  double cosine = 1;
+  /// 10 log10(sum r^2 / sum (r - a)^2); +inf when there is no error.
+  double sqnrDb = 0;
+  /// KL(reference || actual) of the value histograms (nats) and their overlap.
+  double klDivergence = 0;
+  double histogramOverlap = 1;
+  /// For classifier outputs ([N, C], C > 1): the share of rows whose arg-max agrees.
+  std::optional<double> top1Agreement;
+  uint64_t top1Rows = 0;
+
+  /// Keys "count", "max-abs", "mean-abs", "mse", "cosine", "sqnr-db", "kl", "overlap", "top1"
+  /// (when known), "non-finite" (when not 0). Numbers, except an infinite SQNR: "inf" (no error
+  /// at all) or "-inf" (an all-zero reference with an error).
+  Json toJson() const;
+};
+
+/// Overlap below this marks a layer's value distribution as visibly changed.
+inline constexpr double kLowOverlap = 0.8;
+
+class ErrorAccumulator {
+ public:
+  explicit ErrorAccumulator(int histogramBins = 128) : histogram_(histogramBins) {}
+
+  /// Adds one sample of a tensor; both spans hold the same elements in the same order.
+  /// Throws qopt::Error (Internal) when the sizes differ.
+  void add(std::span<const double> reference, std::span<const double> actual);
+  /// Adds arrays of any numeric type (converted to double). Shapes must match (qopt::Error
+  /// (Verification) naming `label` otherwise). Rank-2 [N, C] arrays with C > 1 also count top-1
+  /// agreement.
+  void add(const interp::Array& reference, const interp::Array& actual,
+           const std::string& label = "tensor");
+
+  ErrorMetrics result() const;
+  const PairedHistogram& histogram() const { return histogram_; }
+  bool empty() const { return count_ == 0 && nonFinite_ == 0; }
+
+ private:
+  void addTop1(const interp::Array& reference, const interp::Array& actual);
+
+  uint64_t count_ = 0;
+  uint64_t nonFinite_ = 0;
+  double maxAbs_ = 0;
+  double sumAbs_ = 0;
+  double sumSquaredError_ = 0;
+  double sumReferenceSquared_ = 0;
+  double sumActualSquared_ = 0;
+  double sumProduct_ = 0;
+  uint64_t top1Rows_ = 0;
+  uint64_t top1Agree_ = 0;
+  PairedHistogram histogram_;
+};
+
+/// The metrics of one pair of value lists (a convenience over ErrorAccumulator).
+ErrorMetrics compareValues(std::span<const double> reference, std::span<const double> actual,
+                           int histogramBins = 128);
+
+/// Every element converted to double (any numeric type).
+std::vector<double> toDoubles(const interp::Array& array);
+
+/// A metric read back from toJson(): a number, or the spelled "inf", "-inf", "nan".
+double metricFromJson(const Json& value);
+
+/// "inf" for +infinity, else the value with `decimals` decimals (for tables).
+std::string formatMetric(double value, int decimals);
+
+}  // namespace qopt::analysis

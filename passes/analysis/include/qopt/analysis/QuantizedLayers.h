@@ -1,0 +1,55 @@
+// The quantized layers of a Q/DQ model and how to return one to float: what sensitivity
+// analysis measures and what mixed-precision changes.
+//
+// A quantized layer is a Conv, ConvTranspose, Gemm or MatMul with a constant weight, at least
+// one of whose inputs is read directly from a DequantizeLinear. "Left in float" means its
+// inputs bypass their Q/DQ: an input read from DequantizeLinear(QuantizeLinear(x)) reads x, and
+// an input read from DequantizeLinear of a constant (weight, int32 bias) reads a float constant
+// holding the dequantized values (named after the DequantizeLinear's output, "<name>_dequantized").
+// Other readers of the same Q/DQ nodes are not affected.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "qopt/ir/Graph.h"
+
+namespace qopt::analysis {
+
+struct QuantizedLayer {
+  Node* node = nullptr;
+  /// Index of the node in its graph's node order: finds the same node in a clone of the model.
+  size_t position = 0;
+  std::string name;  // layerName(node)
+};
+
+/// The quantized layers of the main graph, in graph order.
+std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph);
+
+/// The node at `position` in `graph`'s node order (nullptr past the end).
+Node* nodeAtPosition(const Graph& graph, size_t position);
+
+enum class FloatFallback {
+  Float,    // the layer reads float32 (the Q/DQ bypassed)
+  Float16,  // bypassed, then run in float16: inputs cast (constants converted), output cast back
+};
+
+struct BypassResult {
+  int activationsBypassed = 0;   // inputs now read before their QuantizeLinear
+  int constantsDequantized = 0;  // weights and biases now stored in float
+  /// Inputs still read through DequantizeLinear, with the reason (e.g. a DequantizeLinear of a
+  /// run-time tensor that no QuantizeLinear produced).
+  std::vector<std::string> kept;
+  bool changed() const { return activationsBypassed + constantsDequantized > 0; }
+};
+
+/// Returns `node` to float (see above). Q/DQ nodes and constants nothing reads any more are
+/// erased. Throws qopt::Error (Input) naming the node when a constant cannot be dequantized.
+BypassResult returnToFloat(Node& node, FloatFallback fallback = FloatFallback::Float);
+
+/// The values of DequantizeLinear(x, scale, zero point) for constant inputs, computed in double
+/// and rounded once to the scale's type (per tensor, per axis and blocked layouts).
+Tensor dequantizeConstant(const Node& dequantize);
+
+}  // namespace qopt::analysis

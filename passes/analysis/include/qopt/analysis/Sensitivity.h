@@ -1,0 +1,48 @@
+// How much each quantized layer (QuantizedLayers.h) costs in output accuracy: the output error
+// when only that layer is quantized and when only it is left in float, measured against the
+// model with every quantized layer returned to float. Shared by the sensitivity and
+// mixed-precision passes.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "qopt/analysis/Comparison.h"
+#include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/QuantizedLayers.h"
+
+namespace qopt::analysis {
+
+/// A copy of `model` in which the layers at `positions` (node positions of findQuantizedLayers)
+/// are returned to float.
+std::unique_ptr<Model> withLayersInFloat(const Model& model, std::span<const size_t> positions,
+                                         FloatFallback fallback = FloatFallback::Float);
+
+struct LayerSensitivity {
+  std::string name;
+  std::string op;
+  size_t position = 0;
+  ErrorMetrics onlyQuantized;             // worst output error with only this layer quantized
+  std::optional<ErrorMetrics> onlyFloat;  // with only this layer in float (when measured)
+};
+
+struct SensitivityResult {
+  ErrorMetrics allQuantized;  // the model as it is
+  /// Most sensitive first: lowest SQNR with only the layer quantized (then lowest cosine, then
+  /// graph order).
+  std::vector<LayerSensitivity> layers;
+};
+
+/// Measures every quantized layer of `model` on `samples`; `reference` holds the outputs of the
+/// all-float copy (runOutputs of withLayersInFloat of every layer). Runs the model 1 + L times,
+/// or 1 + 2L with `measureOnlyFloat`.
+SensitivityResult measureSensitivity(const Model& model, std::span<const Sample> samples,
+                                     const OutputSets& reference, bool measureOnlyFloat,
+                                     FloatFallback fallback = FloatFallback::Float);
+
+/// The node positions of every quantized layer of `model`.
+std::vector<size_t> quantizedLayerPositions(const Model& model);
+
+}  // namespace qopt::analysis

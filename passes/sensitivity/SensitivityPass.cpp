@@ -1,0 +1,115 @@
+// sensitivity: for each quantized layer (a weighted op reading through DequantizeLinear), the
+// output error when only that layer is quantized and when only it is left in float, against the
+// model with every such layer in float; ranked most sensitive first. Read-only: publishes
+// results["sensitivity"] and prints the table.
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "qopt/analysis/FallbackOption.h"
+#include "qopt/analysis/Sensitivity.h"
+#include "qopt/analysis/TextTable.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+std::string metricsText(const analysis::ErrorMetrics& m) {
+  return fmt::format("{} / {}", analysis::formatMetric(m.cosine, 6),
+                     analysis::formatMetric(m.sqnrDb, 2));
+}
+
+class SensitivityPass : public Pass {
+ public:
+  SensitivityPass()
+      : Pass("sensitivity",
+             "Ranks quantized layers by the output error each one causes (read-only)") {}
+
+  void validateOptions() const override {
+    if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");
+  }
+
+  PassResult run(Model& model, PassContext& context) override {
+    PassResult result;
+    std::vector<size_t> positions = analysis::quantizedLayerPositions(model);
+    result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
+    std::string origin;
+    const size_t limit = static_cast<size_t>(*samples_);
+    std::vector<analysis::Sample> samples =
+        analysis::samplesFor(model.graph(), context, true, limit, limit == 0 ? 8 : limit, origin);
+    if (origin == "random") {
+      context.diagnostics().warning(fmt::format(
+          "sensitivity: no --eval-data or --calib-data: measuring on {} random inputs (seed {}), "
+          "which ranks layers less reliably than real data",
+          samples.size(), context.seed));
+    }
+    std::unique_ptr<Model> floatModel = analysis::withLayersInFloat(model, positions, *fallback_);
+    analysis::OutputSets reference = analysis::runOutputs(floatModel->graph(), samples);
+    analysis::SensitivityResult measured =
+        analysis::measureSensitivity(model, samples, reference, *onlyFloat_, *fallback_);
+
+    Json layers = Json::array();
+    int64_t rank = 0;
+    for (const analysis::LayerSensitivity& layer : measured.layers) {
+      Json entry = Json::object();
+      entry.append("rank", ++rank);
+      entry.append("node", layer.name);
+      entry.append("op", layer.op);
+      entry.append("only-quantized", layer.onlyQuantized.toJson());
+      entry.append("only-float", layer.onlyFloat ? layer.onlyFloat->toJson() : Json());
+      layers.push(std::move(entry));
+      result.note(fmt::format("node '{}' ({})", layer.name, layer.op),
+                  fmt::format("rank {}: only this layer quantized gives cosine {}, SQNR {} dB",
+                              rank, analysis::formatMetric(layer.onlyQuantized.cosine, 6),
+                              analysis::formatMetric(layer.onlyQuantized.sqnrDb, 2)));
+    }
+    Json published = Json::object();
+    published.append("data", origin);
+    published.append("samples", static_cast<int64_t>(samples.size()));
+    published.append("fallback", fallback_.spelling());
+    published.append("all-quantized", measured.allQuantized.toJson());
+    published.append("layers", std::move(layers));
+    context.results()["sensitivity"] = std::move(published);
+    context.diagnostics().report(table(measured, samples.size(), origin));
+    result.statistics["samples"] = static_cast<int64_t>(samples.size());
+    return result;
+  }
+
+ private:
+  std::string table(const analysis::SensitivityResult& measured, size_t samples,
+                    const std::string& origin) const {
+    std::ostringstream out;
+    out << fmt::format(
+        "qopt: sensitivity: {} quantized layers, {} samples ({}); all quantized: cosine {}, "
+        "SQNR {} dB\n",
+        measured.layers.size(), samples, origin,
+        analysis::formatMetric(measured.allQuantized.cosine, 6),
+        analysis::formatMetric(measured.allQuantized.sqnrDb, 2));
+    analysis::TextTable table({">rank", "layer", "op", ">only quantized: cosine / SQNR(dB)",
+                               ">only float: cosine / SQNR(dB)"});
+    size_t rows = *top_ > 0 ? static_cast<size_t>(*top_) : measured.layers.size();
+    for (size_t i = 0; i < measured.layers.size() && i < rows; ++i) {
+      const analysis::LayerSensitivity& layer = measured.layers[i];
+      table.addRow({std::to_string(i + 1), layer.name, layer.op, metricsText(layer.onlyQuantized),
+                    layer.onlyFloat ? metricsText(*layer.onlyFloat) : "-"});
+    }
+    table.print(out);
+    return out.str();
+  }
+
+  Option<int64_t> samples_{*this, "samples", 8, "Samples to measure on (0: all of the data)"};
+  Option<bool> onlyFloat_{*this, "only-float", true,
+                          "Also measure each layer left alone in float (doubles the runs)"};
+  Option<int64_t> top_{*this, "top", 0, "Rows printed (0: every layer); the report has all"};
+  analysis::FallbackOption fallback_{*this};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "sensitivity", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::SensitivityPass>(); }};
+}

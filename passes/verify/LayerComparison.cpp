@@ -1,0 +1,107 @@
+#include "LayerComparison.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "qopt/analysis/Comparison.h"
+#include "qopt/interp/Interpreter.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::verify {
+
+namespace {
+
+// Keeps the current model's captured tensors of one sample.
+class CurrentCapture : public interp::CaptureObserver {
+ public:
+  explicit CurrentCapture(std::span<const TensorPair> pairs) {
+    for (const TensorPair& p : pairs) wanted_.insert(p.actual);
+  }
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void captured(const Value& value, const interp::Array& array) override {
+    if (isFloatingPoint(array.dataType())) arrays_[&value] = array;
+  }
+  const interp::Array* find(const Value* v) const {
+    auto it = arrays_.find(v);
+    return it == arrays_.end() ? nullptr : &it->second;
+  }
+  void clear() { arrays_.clear(); }
+
+ private:
+  std::unordered_set<const Value*> wanted_;
+  std::unordered_map<const Value*, interp::Array> arrays_;
+};
+
+// Compares each original tensor with the current one as soon as it is computed, so only one
+// model's intermediates are held at a time.
+class ReferenceCapture : public interp::CaptureObserver {
+ public:
+  ReferenceCapture(std::span<const TensorPair> pairs, const CurrentCapture& current,
+                   std::vector<analysis::ErrorAccumulator>& layers)
+      : pairs_(pairs), current_(current), layers_(layers) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      wanted_.insert(pairs[i].reference);
+      index_.emplace(pairs[i].reference, i);
+    }
+  }
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void captured(const Value& value, const interp::Array& array) override {
+    if (!isFloatingPoint(array.dataType())) return;
+    auto range = index_.equal_range(&value);
+    for (auto it = range.first; it != range.second; ++it) {
+      const TensorPair& pair = pairs_[it->second];
+      const interp::Array* actual = current_.find(pair.actual);
+      if (actual == nullptr || actual->shape() != array.shape()) continue;
+      layers_[it->second].add(array, *actual, fmt::format("tensor '{}'", pair.tensor));
+    }
+  }
+
+ private:
+  std::span<const TensorPair> pairs_;
+  const CurrentCapture& current_;
+  std::vector<analysis::ErrorAccumulator>& layers_;
+  std::unordered_set<const Value*> wanted_;
+  std::unordered_multimap<const Value*, size_t> index_;
+};
+
+}  // namespace
+
+ModelErrors compareModels(const Graph& original, const Graph& current,
+                          std::span<const TensorPair> pairs,
+                          std::span<const analysis::Sample> samples, int histogramBins) {
+  if (original.outputs().size() != current.outputs().size()) {
+    throw Error(ErrorKind::Verification, current.model().sourcePath, {},
+                fmt::format("the model has {} outputs now but had {} before the pipeline",
+                            current.outputs().size(), original.outputs().size()));
+  }
+  ModelErrors errors;
+  errors.outputs.assign(current.outputs().size(), analysis::ErrorAccumulator(histogramBins));
+  errors.layers.assign(pairs.size(), analysis::ErrorAccumulator(histogramBins));
+  interp::Interpreter originalRun(original);
+  interp::Interpreter currentRun(current);
+  CurrentCapture currentCapture(pairs);
+  ReferenceCapture referenceCapture(pairs, currentCapture, errors.layers);
+  for (const analysis::Sample& sample : samples) {
+    std::vector<interp::Array> actual = currentRun.run(analysis::feedFor(current, sample.inputs),
+                                                       pairs.empty() ? nullptr : &currentCapture);
+    std::vector<interp::Array> reference = originalRun.run(
+        analysis::feedFor(original, sample.inputs), pairs.empty() ? nullptr : &referenceCapture);
+    currentCapture.clear();
+    for (size_t o = 0; o < reference.size(); ++o) {
+      const std::string label = fmt::format("output '{}'", current.outputs()[o]->name());
+      if (!isFloatingPoint(reference[o].dataType()) || !isFloatingPoint(actual[o].dataType())) {
+        if (reference[o].dataType() != actual[o].dataType()) {
+          throw Error(ErrorKind::Verification, current.model().sourcePath, label,
+                      fmt::format("is {} now but was {}", dataTypeName(actual[o].dataType()),
+                                  dataTypeName(reference[o].dataType())));
+        }
+      }
+      errors.outputs[o].add(reference[o], actual[o], label);
+    }
+  }
+  return errors;
+}
+
+}  // namespace qopt::verify

@@ -1,0 +1,44 @@
+#include "TensorPairs.h"
+
+#include <unordered_map>
+
+#include "qopt/analysis/Precision.h"
+
+namespace qopt::verify {
+
+TensorMatch matchTensors(const Graph& original, const Graph& current, const NameMap& names) {
+  TensorMatch match;
+  // When a pass fuses nodes (Conv + BatchNormalization), several original tensors follow the one
+  // value that now computes the last of them: only that last one is compared, the others were
+  // absorbed.
+  std::unordered_map<const Value*, size_t> pairOf;
+  for (const Node* node : original.nodes()) {
+    if (node->is("Constant")) continue;  // constants are compared where they are read
+    for (const Value* out : node->outputs()) {
+      if (out->isAbsent() || out->isGraphOutput()) continue;
+      std::optional<std::string> now = names.currentName(out->name());
+      const Value* actual = now ? current.findValue(*now) : nullptr;
+      if (actual == nullptr) {
+        ++match.removed;
+        continue;
+      }
+      if (auto it = pairOf.find(actual); it != pairOf.end()) {
+        match.pairs[it->second].reference = nullptr;  // absorbed; dropped below
+        ++match.removed;
+      }
+      pairOf[actual] = match.pairs.size();
+      TensorPair pair;
+      pair.tensor = out->name();
+      pair.reference = out;
+      pair.actual = actual;
+      const Node* producer = actual->producer() ? actual->producer() : node;
+      pair.node = analysis::layerName(*producer);
+      pair.op = producer->opType();
+      match.pairs.push_back(std::move(pair));
+    }
+  }
+  std::erase_if(match.pairs, [](const TensorPair& p) { return p.reference == nullptr; });
+  return match;
+}
+
+}  // namespace qopt::verify

@@ -1,0 +1,32 @@
+// Which tensor of the current model stands for which tensor of the model as it entered the
+// pipeline, through the pass manager's name map.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/NameMap.h"
+
+namespace qopt::verify {
+
+struct TensorPair {
+  std::string tensor;                // the name in the original model
+  const Value* reference = nullptr;  // in the original model
+  const Value* actual = nullptr;     // in the current model
+  std::string node;                  // the layer computing it now (its producer), else before
+  std::string op;
+};
+
+struct TensorMatch {
+  std::vector<TensorPair> pairs;  // in the original model's topological order
+  size_t removed = 0;             // original tensors no longer computed
+};
+
+/// Pairs every node output of the original main graph that the current main graph still holds
+/// (under its current name) and that is not a graph output (outputs are compared by position).
+/// When several original tensors now follow one value, only the last (in topological order) is
+/// paired; the earlier ones count as removed.
+TensorMatch matchTensors(const Graph& original, const Graph& current, const NameMap& names);
+
+}  // namespace qopt::verify

@@ -1,0 +1,55 @@
+// What verify found: per output and per compared tensor the metrics and failed bounds, the first
+// layer whose error exceeds the budget, and how that is published and printed.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qopt/analysis/Comparison.h"
+#include "qopt/analysis/Histogram.h"
+#include "qopt/analysis/Metrics.h"
+#include "qopt/pass/Json.h"
+
+namespace qopt::verify {
+
+struct CheckedTensor {
+  std::string tensor;  // name in the original model
+  std::string node;    // the layer computing it now
+  std::string op;
+  analysis::ErrorMetrics metrics;
+  std::vector<std::string> failures;  // bounds of the budget it misses
+  bool flagged = false;               // fails, or its value distribution visibly changed
+  /// The lowest SQNR among the compared tensors it is computed from (nullopt: from exact
+  /// inputs only); the drop from there to its own SQNR is where the error jumps.
+  std::optional<double> inputSqnrDb;
+  analysis::PairedHistogram histogram;
+};
+
+struct VerifyOutcome {
+  std::string data;  // "random", "calib:<path>", "eval:<path>"
+  size_t samples = 0;
+  std::string layersMode;  // "outputs", "all", "outputs (localized)"
+  analysis::ErrorBudget budget;
+  std::vector<CheckedTensor> outputs;
+  std::vector<CheckedTensor> layers;  // topological order of the original model
+  size_t removedTensors = 0;
+  std::optional<size_t> firstDivergence;  // index into layers
+  bool passed = true;
+  std::vector<std::string> failures;  // one line per failed output or layer
+};
+
+/// Fills failures/flagged of one tensor from its metrics.
+void judge(CheckedTensor& tensor, const analysis::ErrorBudget& budget);
+
+/// The JSON published as results["verify"]; histograms of at most `maxHistograms` flagged
+/// tensors (outputs first), on 64 bins.
+Json outcomeJson(const VerifyOutcome& outcome, int maxHistograms);
+
+/// The table printed on stderr.
+std::string outcomeTable(const VerifyOutcome& outcome);
+
+/// "node 'conv2' (Conv), tensor 'c2': SQNR 3.10 dB (inputs 80.00 dB): cosine 0.93 < 0.99".
+std::string describeDivergence(const CheckedTensor& tensor);
+
+}  // namespace qopt::verify

@@ -1,0 +1,294 @@
+// verify: runs the model as it entered the pipeline and the model as it is now on the same
+// inputs with the reference interpreter and checks the error against a budget: per graph output
+// and, with layers=all, per intermediate tensor (matched through the pass manager's name map).
+// A failure is a qopt::Error (Verification): the driver still writes the output and the report,
+// then exits 1. The report names the first layer, in topological order, whose error exceeds the
+// budget.
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "LayerComparison.h"
+#include "TensorPairs.h"
+#include "VerifyOutcome.h"
+#include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/Precision.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+enum class LayerMode { Outputs, All };
+enum class DataChoice { Auto, Calib, Eval, Random };
+
+constexpr int kHistogramBins = 128;
+
+// The lowest SQNR among the compared tensors `value` is computed from, looking through tensors
+// that are not compared (removed by the pipeline, integer tensors). nullopt: only exact inputs.
+class UpstreamSqnr {
+ public:
+  UpstreamSqnr(const std::vector<verify::TensorPair>& pairs,
+               const std::vector<verify::CheckedTensor>& checked) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      if (checked[i].metrics.count > 0) sqnr_[pairs[i].reference] = checked[i].metrics.sqnrDb;
+    }
+  }
+
+  std::optional<double> ofInputs(const Value* value) {
+    const Node* producer = value->producer();
+    if (producer == nullptr) return std::nullopt;
+    std::optional<double> lowest;
+    for (const Value* in : producer->inputs()) {
+      if (in == nullptr) continue;
+      std::optional<double> s = of(in);
+      if (s && (!lowest || *s < *lowest)) lowest = s;
+    }
+    return lowest;
+  }
+
+ private:
+  std::optional<double> of(const Value* value) {
+    if (auto it = sqnr_.find(value); it != sqnr_.end()) return it->second;
+    if (auto it = memo_.find(value); it != memo_.end()) return it->second;
+    memo_[value] = std::nullopt;  // guards against revisiting
+    std::optional<double> s = ofInputs(value);
+    memo_[value] = s;
+    return s;
+  }
+
+  std::unordered_map<const Value*, double> sqnr_;
+  std::unordered_map<const Value*, std::optional<double>> memo_;
+};
+
+class VerifyPass : public Pass {
+ public:
+  VerifyPass()
+      : Pass("verify",
+             "Checks the model against the pipeline's input model on data (error per output "
+             "and per layer)") {}
+
+  bool needsOriginalModel() const override { return true; }
+
+  void validateOptions() const override {
+    if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");
+    if (*cosine_ > 1) failOption("cosine", "a cosine similarity is at most 1");
+    if (*histograms_ < 0) failOption("histograms", "must not be negative");
+  }
+
+  PassResult run(Model& model, PassContext& context) override {
+    const Model* original = context.originalModel();
+    if (original == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, "pass 'verify'",
+                  "the pass manager kept no copy of the input model");
+    }
+    verify::VerifyOutcome outcome;
+    outcome.budget = budget();
+    std::vector<analysis::Sample> samples = loadSamples(model.graph(), context, outcome.data);
+    outcome.samples = samples.size();
+
+    verify::TensorMatch match;
+    if (*layers_ == LayerMode::All) {
+      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap());
+      outcome.layersMode = "all";
+    } else {
+      outcome.layersMode = "outputs";
+    }
+    evaluate(original->graph(), model.graph(), match, samples, outcome);
+    if (!outcome.passed && *layers_ == LayerMode::Outputs && *localize_) {
+      // Compare every layer to find where the error starts; outputs were judged already.
+      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap());
+      verify::VerifyOutcome localized = outcome;
+      evaluate(original->graph(), model.graph(), match, samples, localized);
+      outcome.layers = std::move(localized.layers);
+      outcome.firstDivergence = localized.firstDivergence;
+      outcome.removedTensors = localized.removedTensors;
+      outcome.layersMode = "outputs (localized)";
+    }
+
+    context.results()["verify"] = verify::outcomeJson(outcome, static_cast<int>(*histograms_));
+    context.diagnostics().report(verify::outcomeTable(outcome));
+    PassResult result = summarize(outcome);
+    if (!outcome.passed) fail(model, outcome);
+    return result;
+  }
+
+ private:
+  analysis::ErrorBudget budget() const {
+    analysis::ErrorBudget b;
+    b.cosine = *cosine_;
+    b.sqnrDb = *sqnr_;
+    b.maxAbs = *maxAbs_;
+    b.top1 = *top1_;
+    return b;
+  }
+
+  std::vector<analysis::Sample> loadSamples(const Graph& graph, PassContext& context,
+                                            std::string& origin) const {
+    const size_t limit = static_cast<size_t>(*samples_);
+    const size_t randomCount = limit == 0 ? 8 : limit;
+    std::vector<analysis::Sample> samples;
+    std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data.inputShapes);
+    auto fromPath = [&](const std::string& path, const char* flag, const char* kind) {
+      if (path.empty()) {
+        throw Error(ErrorKind::Usage, {}, "pass 'verify'",
+                    fmt::format("data={} needs {}", kind, flag));
+      }
+      origin = fmt::format("{}:{}", kind, path);
+      return analysis::DataSet::open(path, specs).read(limit);
+    };
+    switch (*data_) {
+      case DataChoice::Calib:
+        samples = fromPath(context.data.calibData, "--calib-data", "calib");
+        break;
+      case DataChoice::Eval:
+        samples = fromPath(context.data.evalData, "--eval-data", "eval");
+        break;
+      case DataChoice::Auto:
+        samples = analysis::samplesFor(graph, context, true, limit, randomCount, origin);
+        break;
+      case DataChoice::Random: {
+        origin = "random";
+        std::vector<std::string> warnings;
+        samples = analysis::randomSamples(specs, randomCount, context.seed, &warnings);
+        for (const std::string& w : warnings) context.diagnostics().warning(w);
+        break;
+      }
+    }
+    if (origin == "random") {
+      context.diagnostics().warning(fmt::format(
+          "verify: no --eval-data or --calib-data: comparing on {} random inputs (seed {}), "
+          "which proves less than real data",
+          samples.size(), context.seed));
+    }
+    if (samples.empty()) {
+      throw Error(ErrorKind::Input, origin, "pass 'verify'", "the data holds no samples");
+    }
+    return samples;
+  }
+
+  void evaluate(const Graph& original, const Graph& current, const verify::TensorMatch& match,
+                const std::vector<analysis::Sample>& samples,
+                verify::VerifyOutcome& outcome) const {
+    verify::ModelErrors errors =
+        verify::compareModels(original, current, match.pairs, samples, kHistogramBins);
+    outcome.outputs.clear();
+    outcome.layers.clear();
+    outcome.failures.clear();
+    outcome.firstDivergence.reset();
+    outcome.removedTensors = match.removed;
+    for (size_t o = 0; o < errors.outputs.size(); ++o) {
+      verify::CheckedTensor t;
+      t.tensor = original.outputs()[o]->name();
+      if (const Node* producer = current.outputs()[o]->producer()) {
+        t.node = analysis::layerName(*producer);
+        t.op = producer->opType();
+      }
+      t.metrics = errors.outputs[o].result();
+      t.histogram = errors.outputs[o].histogram();
+      verify::judge(t, outcome.budget);
+      if (!t.failures.empty()) {
+        outcome.failures.push_back(
+            fmt::format("output '{}': {}", t.tensor, fmt::join(t.failures, ", ")));
+      }
+      outcome.outputs.push_back(std::move(t));
+    }
+    std::vector<verify::CheckedTensor> checked(match.pairs.size());
+    for (size_t i = 0; i < match.pairs.size(); ++i) {
+      checked[i].tensor = match.pairs[i].tensor;
+      checked[i].node = match.pairs[i].node;
+      checked[i].op = match.pairs[i].op;
+      checked[i].metrics = errors.layers[i].result();
+      checked[i].histogram = errors.layers[i].histogram();
+    }
+    UpstreamSqnr upstream(match.pairs, checked);
+    for (size_t i = 0; i < match.pairs.size(); ++i) {
+      if (errors.layers[i].empty()) continue;  // not floating point, or shapes changed
+      verify::CheckedTensor& t = checked[i];
+      t.inputSqnrDb = upstream.ofInputs(match.pairs[i].reference);
+      verify::judge(t, outcome.budget);
+      if (!t.failures.empty()) {
+        if (!outcome.firstDivergence) outcome.firstDivergence = outcome.layers.size();
+        outcome.failures.push_back(fmt::format("tensor '{}' (node '{}'): {}", t.tensor, t.node,
+                                               fmt::join(t.failures, ", ")));
+      }
+      outcome.layers.push_back(std::move(t));
+    }
+    outcome.passed = outcome.failures.empty();
+  }
+
+  static PassResult summarize(const verify::VerifyOutcome& outcome) {
+    PassResult result;
+    result.statistics["samples"] = static_cast<int64_t>(outcome.samples);
+    result.statistics["outputs-failed"] = 0;
+    for (const verify::CheckedTensor& t : outcome.outputs) {
+      if (!t.failures.empty()) result.statistics.add("outputs-failed");
+    }
+    result.statistics["layers-compared"] = static_cast<int64_t>(outcome.layers.size());
+    result.statistics["layers-flagged"] = 0;
+    for (const verify::CheckedTensor& t : outcome.layers) {
+      if (!t.flagged) continue;
+      result.statistics.add("layers-flagged");
+      result.note(fmt::format("tensor '{}'", t.tensor),
+                  t.failures.empty()
+                      ? fmt::format("value histogram overlap {:.3f} < {}",
+                                    t.metrics.histogramOverlap, analysis::kLowOverlap)
+                      : fmt::format("{}", fmt::join(t.failures, ", ")));
+    }
+    result.statistics["tensors-removed"] = static_cast<int64_t>(outcome.removedTensors);
+    return result;
+  }
+
+  [[noreturn]] static void fail(const Model& model, const verify::VerifyOutcome& outcome) {
+    std::string cause = fmt::format("verification failed: {}", outcome.failures.front());
+    if (outcome.failures.size() > 1) {
+      cause += fmt::format(" (and {} more)", outcome.failures.size() - 1);
+    }
+    std::string subject;
+    if (outcome.firstDivergence) {
+      const verify::CheckedTensor& t = outcome.layers[*outcome.firstDivergence];
+      subject = fmt::format("node '{}' ({})", t.node, t.op);
+      cause += "; first divergence: " + verify::describeDivergence(t);
+    }
+    throw Error(ErrorKind::Verification, model.sourcePath, subject, cause);
+  }
+
+  Option<double> cosine_{*this, "cosine", 0.99, "Lowest cosine similarity accepted"};
+  Option<double> sqnr_{*this, "sqnr", 20.0, "Lowest SQNR in dB accepted (negative: not checked)"};
+  Option<double> maxAbs_{*this, "max-abs", -1.0,
+                         "Largest absolute error accepted (negative: not checked)"};
+  Option<double> top1_{*this, "top1", -1.0,
+                       "Lowest top-1 agreement of classifier outputs (negative: not checked)"};
+  EnumOption<LayerMode> layers_{*this,
+                                "layers",
+                                LayerMode::Outputs,
+                                "Check graph outputs only, or every tensor still computed",
+                                {{LayerMode::Outputs, "outputs"}, {LayerMode::All, "all"}}};
+  Option<int64_t> samples_{*this, "samples", 8, "Samples to compare (0: every sample of the data)"};
+  EnumOption<DataChoice> data_{*this,
+                               "data",
+                               DataChoice::Auto,
+                               "Inputs: auto (--eval-data, else --calib-data, else random), "
+                               "calib, eval or random",
+                               {{DataChoice::Auto, "auto"},
+                                {DataChoice::Calib, "calib"},
+                                {DataChoice::Eval, "eval"},
+                                {DataChoice::Random, "random"}}};
+  Option<bool> localize_{*this, "localize", true,
+                         "When outputs fail, compare every layer to name the first divergence"};
+  Option<int64_t> histograms_{*this, "histograms", 8,
+                              "Flagged tensors whose value histograms go into the report"};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "verify", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::VerifyPass>(); }};
+}

@@ -1,0 +1,111 @@
+#include "qopt/analysis/Comparison.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "AnalysisTestUtil.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::analysis {
+namespace {
+
+using testing::floats;
+using testing::parse;
+
+TEST(ComparisonTest, WorstOfTakesTheWorstOfEachMetric) {
+  ErrorMetrics a;
+  a.cosine = 0.99;
+  a.sqnrDb = 30;
+  a.mse = 0.1;
+  a.top1Agreement = 0.9;
+  ErrorMetrics b;
+  b.cosine = 0.999;
+  b.sqnrDb = 12;
+  b.mse = 0.5;
+  std::vector<ErrorMetrics> both = {a, b};
+  ErrorMetrics w = worstOf(both);
+  EXPECT_EQ(w.cosine, 0.99);
+  EXPECT_EQ(w.sqnrDb, 12);
+  EXPECT_EQ(w.mse, 0.5);
+  EXPECT_EQ(w.top1Agreement, 0.9);
+  EXPECT_EQ(worstOf({}).cosine, 1.0);
+}
+
+TEST(ComparisonTest, ErrorBudgetNamesEachFailedBound) {
+  ErrorBudget budget;
+  budget.cosine = 0.99;
+  budget.sqnrDb = 20;
+  budget.maxAbs = 0.5;
+  budget.top1 = 0.95;
+  ErrorMetrics m;
+  m.cosine = 0.9;
+  m.sqnrDb = 10;
+  m.maxAbs = 1;
+  m.top1Agreement = 0.5;
+  m.nonFinite = 2;
+  std::vector<std::string> f = budget.failures(m);
+  ASSERT_EQ(f.size(), 5u);
+  EXPECT_EQ(f[0], "2 values are NaN or infinite");
+  EXPECT_EQ(f[1], "cosine 0.900000 < 0.99");
+  EXPECT_EQ(f[2], "SQNR 10.00 dB < 20 dB");
+  EXPECT_EQ(f[3], "max abs error 1 > 0.5");
+  EXPECT_EQ(f[4], "top-1 agreement 0.5000 < 0.95");
+  ErrorMetrics perfect;
+  perfect.sqnrDb = std::numeric_limits<double>::infinity();
+  EXPECT_TRUE(budget.met(perfect));
+  // Negative bounds are not checked; NaN never passes the cosine bound.
+  ErrorBudget loose;
+  loose.cosine = -1;
+  loose.sqnrDb = -1;
+  ErrorMetrics finite = m;
+  finite.nonFinite = 0;
+  EXPECT_TRUE(loose.met(finite));
+  ErrorMetrics nan;
+  nan.cosine = std::nan("");
+  EXPECT_FALSE(loose.met(nan));
+  EXPECT_EQ(loose.toJson()["sqnr-db"], Json());
+}
+
+TEST(ComparisonTest, FeedForConvertsFloatTypesAndNamesMissingInputs) {
+  auto model = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float16[2] x, float[1] k) => (float16[2] y) { y = Relu(x) }
+)");
+  Inputs given;
+  given.emplace("x", floats({2}, {1, -1}));
+  try {
+    feedFor(model->graph(), given);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'k'"), std::string::npos);
+  }
+  given.emplace("k", floats({1}, {3}));
+  Inputs fed = feedFor(model->graph(), given);
+  EXPECT_EQ(fed.at("x").dataType(), DataType::Float16);
+  EXPECT_EQ(fed.at("k").dataType(), DataType::Float);
+}
+
+TEST(ComparisonTest, OutputErrorsComparesByPosition) {
+  auto a = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y, float[4] z) { y = Relu(x)
+ z = Neg(x) }
+)");
+  auto b = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y, float[4] z) { y = Relu(x)
+ z = Identity(x) }
+)");
+  std::vector<Sample> samples = randomSamples(inputSpecs(a->graph()), 2, 0);
+  OutputSets reference = runOutputs(a->graph(), samples);
+  std::vector<ErrorMetrics> errors = outputErrors(b->graph(), samples, reference);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].mse, 0.0);
+  EXPECT_NEAR(errors[1].cosine, -1.0, 1e-12);
+  EXPECT_EQ(errors[1].count, 8u);
+}
+
+}  // namespace
+}  // namespace qopt::analysis
