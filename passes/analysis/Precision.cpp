@@ -18,9 +18,11 @@ constexpr std::array<std::string_view, 16> kCommutingOps = {
     "GlobalMaxPool", "Slice",     "Gather",       "Pad",         "Identity",  "Concat",
     "Split",         "Expand",    "SpaceToDepth", "DepthToSpace"};
 
-// Ops that keep a constant constant (a weight stored quantized, transposed or cast).
-constexpr std::array<std::string_view, 7> kConstantPreservingOps = {
-    "DequantizeLinear", "Cast", "Transpose", "Reshape", "Identity", "Unsqueeze", "Squeeze"};
+// Ops that keep a constant constant (a weight stored quantized, quantized in the graph as QAT
+// exports do, transposed or cast).
+constexpr std::array<std::string_view, 8> kConstantPreservingOps = {
+    "DequantizeLinear", "QuantizeLinear", "Cast",      "Transpose",
+    "Reshape",          "Identity",       "Unsqueeze", "Squeeze"};
 
 constexpr int kMaxWalk = 64;
 

@@ -1,5 +1,8 @@
 #include "qopt/analysis/QuantizedLayers.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "ConstantValue.h"
@@ -87,57 +90,126 @@ Node* nodeAtPosition(const Graph& graph, size_t position) {
   return nullptr;
 }
 
-Tensor dequantizeConstant(const Node& dq) {
-  std::optional<Tensor> x = fold::constantThroughCasts(dq.input(0));
-  std::optional<Tensor> scale = fold::constantThroughCasts(dq.input(1));
-  if (!x || !scale) throw dequantizeError(dq, "its data or scale is not a constant");
-  std::optional<Tensor> zeroPoint;
-  if (dq.input(2) != nullptr) {
-    zeroPoint = fold::constantThroughCasts(dq.input(2));
-    if (!zeroPoint) throw dequantizeError(dq, "its zero point is not a constant");
+namespace {
+
+// Where the scale and zero point of element i are, for per-tensor, per-axis and blocked
+// QuantizeLinear/DequantizeLinear: x is viewed as [outer, axisDim, inner].
+struct ParamLayout {
+  bool perTensor = true;
+  int64_t axisDim = 1, inner = 1, block = 0, paramAxis = 1;
+
+  size_t paramOf(size_t i) const {
+    if (perTensor) return 0;
+    const int64_t flat = static_cast<int64_t>(i);
+    const int64_t o = flat / (axisDim * inner);
+    const int64_t a = (flat / inner) % axisDim;
+    const int64_t n = flat % inner;
+    return block > 0 ? static_cast<size_t>((o * paramAxis + a / block) * inner + n)
+                     : static_cast<size_t>(a);
   }
-  const std::vector<int64_t>& dims = x->dims();
+};
+
+ParamLayout paramLayout(const Node& node, const std::vector<int64_t>& dims, size_t scales) {
   const int64_t rank = static_cast<int64_t>(dims.size());
-  const std::vector<double> xs = x->toDoubles();
-  const std::vector<double> ss = scale->toDoubles();
-  const std::vector<double> zs = zeroPoint ? zeroPoint->toDoubles() : std::vector<double>();
-  if (ss.empty()) throw dequantizeError(dq, "its scale is empty");
-  if (zeroPoint && zs.size() != ss.size()) {
-    throw dequantizeError(dq, "its zero point and scale have different sizes");
-  }
-  int64_t axis = dq.attrInt("axis", 1);
+  int64_t axis = node.attrInt("axis", 1);
   if (axis < 0) axis += rank;
-  const int64_t block = dq.attrInt("block_size", 0);
-  const bool perTensor = ss.size() == 1 && block == 0;
-  if (!perTensor && (axis < 0 || axis >= rank)) {
-    throw dequantizeError(dq, fmt::format("axis {} is out of range for rank {}", axis, rank));
+  ParamLayout l;
+  l.block = node.attrInt("block_size", 0);
+  l.perTensor = scales == 1 && l.block == 0;
+  if (l.perTensor) return l;
+  if (axis < 0 || axis >= rank) {
+    throw dequantizeError(node, fmt::format("axis {} is out of range for rank {}", axis, rank));
   }
-  int64_t outer = 1, axisDim = 1, inner = 1;
-  if (!perTensor) {
-    for (int64_t i = 0; i < axis; ++i) outer *= dims[static_cast<size_t>(i)];
-    axisDim = dims[static_cast<size_t>(axis)];
-    for (int64_t i = axis + 1; i < rank; ++i) inner *= dims[static_cast<size_t>(i)];
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= dims[static_cast<size_t>(i)];
+  l.axisDim = dims[static_cast<size_t>(axis)];
+  for (int64_t i = axis + 1; i < rank; ++i) l.inner *= dims[static_cast<size_t>(i)];
+  l.paramAxis = l.block > 0 ? (l.axisDim + l.block - 1) / l.block : l.axisDim;
+  const size_t expected = l.block > 0 ? static_cast<size_t>(outer * l.paramAxis * l.inner)
+                                      : static_cast<size_t>(l.axisDim);
+  if (scales != expected) {
+    throw dequantizeError(node, fmt::format("scale has {} values, expected {}", scales, expected));
   }
-  const int64_t paramAxis = block > 0 ? (axisDim + block - 1) / block : axisDim;
-  const size_t expected =
-      block > 0 ? static_cast<size_t>(outer * paramAxis * inner) : static_cast<size_t>(axisDim);
-  if (!perTensor && ss.size() != expected) {
-    throw dequantizeError(dq, fmt::format("scale has {} values, expected {}", ss.size(), expected));
+  return l;
+}
+
+struct QuantParams {
+  std::vector<double> scales;
+  std::vector<double> zeroPoints;  // empty: all 0
+  std::optional<Tensor> zeroPoint;
+};
+
+QuantParams quantParams(const Node& node) {
+  QuantParams p;
+  std::optional<Tensor> scale = fold::constantThroughCasts(node.input(1));
+  if (!scale) throw dequantizeError(node, "its scale is not a constant");
+  p.scales = scale->toDoubles();
+  if (p.scales.empty()) throw dequantizeError(node, "its scale is empty");
+  if (node.input(2) != nullptr) {
+    p.zeroPoint = fold::constantThroughCasts(node.input(2));
+    if (!p.zeroPoint) throw dequantizeError(node, "its zero point is not a constant");
+    p.zeroPoints = p.zeroPoint->toDoubles();
+    if (p.zeroPoints.size() != p.scales.size()) {
+      throw dequantizeError(node, "its zero point and scale have different sizes");
+    }
   }
+  return p;
+}
+
+// The integers QuantizeLinear gives for constant inputs (QAT exports store float weights and
+// quantize them in the graph): round half to even, add the zero point, saturate.
+Tensor quantizeConstant(const Node& q) {
+  std::optional<Tensor> x = fold::constantThroughCasts(q.input(0));
+  if (!x) throw dequantizeError(q, "its input is not a constant");
+  QuantParams p = quantParams(q);
+  DataType type = p.zeroPoint ? p.zeroPoint->dataType() : DataType::UInt8;
+  if (const Attribute* a = q.findAttr("output_dtype"); a && a->i != 0) {
+    if (std::optional<DataType> t = dataTypeFromInt(a->i)) type = *t;
+  }
+  if (!isInteger(type)) {
+    throw dequantizeError(q,
+                          fmt::format("quantizes to {}, not an integer type", dataTypeName(type)));
+  }
+  const int bits = dataTypeBits(type);
+  const double lo = isSignedInteger(type) ? -std::ldexp(1.0, bits - 1) : 0.0;
+  const double hi =
+      isSignedInteger(type) ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+  ParamLayout layout = paramLayout(q, x->dims(), p.scales.size());
+  std::vector<double> xs = x->toDoubles();
   std::vector<double> out(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
-    size_t p = 0;
-    if (!perTensor) {
-      const int64_t flat = static_cast<int64_t>(i);
-      const int64_t o = flat / (axisDim * inner);
-      const int64_t a = (flat / inner) % axisDim;
-      const int64_t n = flat % inner;
-      p = block > 0 ? static_cast<size_t>((o * paramAxis + a / block) * inner + n)
-                    : static_cast<size_t>(a);
-    }
-    out[i] = (xs[i] - (zs.empty() ? 0.0 : zs[p])) * ss[p];
+    const size_t k = layout.paramOf(i);
+    const double zp = p.zeroPoints.empty() ? 0.0 : p.zeroPoints[k];
+    out[i] = std::clamp(std::nearbyint(xs[i] / p.scales[k]) + zp, lo, hi);
   }
-  return Tensor::fromDoubles(scale->dataType(), dims, out);
+  return Tensor::fromDoubles(type, x->dims(), out);
+}
+
+// The stored (quantized) data DequantizeLinear reads: a constant, or QuantizeLinear of one.
+std::optional<Tensor> quantizedData(const Value* value) {
+  if (std::optional<Tensor> t = fold::constantThroughCasts(value)) return t;
+  const Node* q = value->producer();
+  if (q != nullptr && q->is("QuantizeLinear") && isBuildTimeConstant(q->input(0))) {
+    return quantizeConstant(*q);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Tensor dequantizeConstant(const Node& dq) {
+  std::optional<Tensor> x = quantizedData(dq.input(0));
+  if (!x) throw dequantizeError(dq, "its data is not a constant");
+  QuantParams p = quantParams(dq);
+  ParamLayout layout = paramLayout(dq, x->dims(), p.scales.size());
+  std::vector<double> xs = x->toDoubles();
+  std::vector<double> out(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const size_t k = layout.paramOf(i);
+    out[i] = (xs[i] - (p.zeroPoints.empty() ? 0.0 : p.zeroPoints[k])) * p.scales[k];
+  }
+  DataType type = fold::constantThroughCasts(dq.input(1))->dataType();
+  return Tensor::fromDoubles(type, x->dims(), out);
 }
 
 BypassResult returnToFloat(Node& node, FloatFallback fallback) {
@@ -147,15 +219,23 @@ BypassResult returnToFloat(Node& node, FloatFallback fallback) {
     Node* dq = in != nullptr ? in->producer() : nullptr;
     if (dq == nullptr || !dq->is("DequantizeLinear")) continue;
     Node* q = dq->input(0)->producer();
-    if (q != nullptr && q->is("QuantizeLinear")) {
+    if (isBuildTimeConstant(dq->input(0))) {
+      // A stored weight or bias, also when stored in float and quantized in the graph (QAT):
+      // the layer reads the dequantized values.
+      std::optional<Tensor> values;
+      try {
+        values = dequantizeConstant(*dq);
+      } catch (const Error& e) {
+        result.kept.push_back(fmt::format("input {} ('{}'): {}", i, in->name(), e.cause()));
+        continue;
+      }
+      fold::installConstant({Use{&node, static_cast<uint32_t>(i)}}, std::move(*values),
+                            in->name() + "_dequantized");
+      ++result.constantsDequantized;
+    } else if (q != nullptr && q->is("QuantizeLinear")) {
       node.setInput(i, q->input(0));
       fold::eraseIfUnused(in);
       ++result.activationsBypassed;
-    } else if (isBuildTimeConstant(dq->input(0))) {
-      Tensor values = dequantizeConstant(*dq);
-      fold::installConstant({Use{&node, static_cast<uint32_t>(i)}}, std::move(values),
-                            in->name() + "_dequantized");
-      ++result.constantsDequantized;
     } else {
       result.kept.push_back(fmt::format(
           "input {} ('{}') is a DequantizeLinear of a run-time tensor no QuantizeLinear produced",

@@ -150,6 +150,40 @@ TEST(QuantizedLayersTest, Float16FallbackCastsAroundTheLayer) {
   EXPECT_EQ(outputs[0][0].dataType(), DataType::Float);
 }
 
+TEST(QuantizedLayersTest, QatWeightsQuantizedInTheGraphReturnAsDequantizedValues) {
+  // A QAT export stores the float weight and quantizes it in the graph: left in float, the layer
+  // reads DequantizeLinear(QuantizeLinear(w)) evaluated (0.26 -> 3 * 0.1 = 0.3), not w itself.
+  auto model = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,1,1] x) => (float[1,2,1,1] y)
+<float[2,2,1,1] w = {0.26, -0.04, 20.0, 0.149}, float s = {0.1}, int8 z = {0}>
+{
+  xq = QuantizeLinear(x, s, z)
+  xd = DequantizeLinear(xq, s, z)
+  wq = QuantizeLinear(w, s, z)
+  wd = DequantizeLinear(wq, s, z)
+  y = Conv <kernel_shape = [1, 1]> (xd, wd)
+}
+)");
+  TensorInfoMap info;
+  Node* y = producerOf(model->graph(), "y");
+  LayerInfo layer = classifyLayer(*y, info);
+  EXPECT_EQ(layer.precision, Precision::Int8);
+  EXPECT_EQ(layer.weightType, DataType::Int8);
+  EXPECT_TRUE(layer.weight->constantData);
+  BypassResult r = returnToFloat(*y);
+  EXPECT_EQ(r.constantsDequantized, 1);
+  EXPECT_EQ(r.activationsBypassed, 1);
+  std::vector<double> w = y->input(1)->initializer()->toDoubles();
+  // Rounded half to even and saturated to int8: 0.26 -> 3, -0.04 -> 0, 20 -> 127, 0.149 -> 1.
+  EXPECT_FLOAT_EQ(w[0], 0.3f);
+  EXPECT_FLOAT_EQ(w[1], 0.0f);
+  EXPECT_FLOAT_EQ(w[2], 12.7f);
+  EXPECT_FLOAT_EQ(w[3], 0.1f);
+  EXPECT_EQ(model->graph().findValue("wq"), nullptr);
+  EXPECT_TRUE(verifyModel(*model).empty());
+}
+
 TEST(QuantizedLayersTest, DequantizeOfARunTimeTensorIsKept) {
   auto model = parse(R"(
 <ir_version: 8, opset_import: ["" : 17]>

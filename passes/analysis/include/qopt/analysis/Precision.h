@@ -63,8 +63,8 @@ bool isComputeOp(const Node& node);
 std::optional<size_t> weightInputIndex(const Node& node);
 
 /// Whether `value` is fixed at build time: an initializer (not a graph input), a Constant
-/// node's output, or computed from such values only by DequantizeLinear, Cast, Transpose,
-/// Reshape, Identity, Unsqueeze or Squeeze.
+/// node's output, or computed from such values only by QuantizeLinear, DequantizeLinear, Cast,
+/// Transpose, Reshape, Identity, Unsqueeze or Squeeze.
 bool isBuildTimeConstant(const Value* value);
 
 struct LayerInfo {

@@ -38,18 +38,19 @@ enum class FloatFallback {
 struct BypassResult {
   int activationsBypassed = 0;   // inputs now read before their QuantizeLinear
   int constantsDequantized = 0;  // weights and biases now stored in float
-  /// Inputs still read through DequantizeLinear, with the reason (e.g. a DequantizeLinear of a
-  /// run-time tensor that no QuantizeLinear produced).
+  /// Inputs still read through DequantizeLinear, with the reason.
   std::vector<std::string> kept;
   bool changed() const { return activationsBypassed + constantsDequantized > 0; }
 };
 
 /// Returns `node` to float (see above). Q/DQ nodes and constants nothing reads any more are
-/// erased. Throws qopt::Error (Input) naming the node when a constant cannot be dequantized.
+/// erased. An input that cannot be returned (a constant computed in ways not evaluated here, a
+/// DequantizeLinear of a run-time tensor) stays quantized and is listed in `kept`.
 BypassResult returnToFloat(Node& node, FloatFallback fallback = FloatFallback::Float);
 
 /// The values of DequantizeLinear(x, scale, zero point) for constant inputs, computed in double
-/// and rounded once to the scale's type (per tensor, per axis and blocked layouts).
+/// and rounded once to the scale's type (per tensor, per axis and blocked layouts). x may also be
+/// QuantizeLinear of a constant (QAT exports), evaluated here.
 Tensor dequantizeConstant(const Node& dequantize);
 
 }  // namespace qopt::analysis
