@@ -206,7 +206,11 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     if (reporting) report.pipelineFinished(*model, context);
   }
 
-  std::string outputHash = writeOutput(options, *model, files, out, reporting);
+  // With --in-place a failed check leaves the input alone: its only copy is not replaced by a
+  // model that failed.
+  const bool keepInput = checkFailure && options.inPlace;
+  std::string outputHash =
+      keepInput ? std::string() : writeOutput(options, *model, files, out, reporting);
   if (reporting) {
     Json json = buildReport(options, report, files, inputHash, outputHash);
     if (checkFailure) json.append("failure", std::string(checkFailure->what()));
@@ -214,6 +218,10 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
     if (!options.reportHtmlFile.empty()) {
       writeHtmlReport(options.reportHtmlFile, json, *model, context);
     }
+  }
+  if (keepInput) {
+    throw Error(checkFailure->kind(), checkFailure->where(), checkFailure->subject(),
+                checkFailure->cause() + "; --in-place: the input was left unchanged");
   }
   if (checkFailure) throw *checkFailure;
   return kExitOk;
