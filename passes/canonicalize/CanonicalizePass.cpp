@@ -23,8 +23,7 @@ class CanonicalizePass : public Pass {
     PassResult result;
     result.statistics["clip-converted"] = 0;
     result.statistics["constants-lifted"] = 0;
-    if (*clip_) convertClips(model, model.graph(), result);
-    if (*constants_) liftConstants(model, result);
+    visit(model, model.graph(), result);
     result.changed = result.statistics.get("clip-converted") > 0 ||
                      result.statistics.get("constants-lifted") > 0;
     return result;
@@ -36,50 +35,58 @@ class CanonicalizePass : public Pass {
            type == DataType::BFloat16;
   }
 
-  void convertClips(Model& model, Graph& graph, PassResult& result) {
-    std::optional<int64_t> opset = model.opsetVersion("");
+  // One walk over every graph: large models are bound by memory traffic, not by the rewrites.
+  void visit(Model& model, Graph& graph, PassResult& result) {
     for (Node* node : graph.nodes()) {
-      for (Graph* body : node->subgraphs()) convertClips(model, *body, result);
-      if (!node->is("Clip")) continue;
-      const Attribute* min = node->findAttr("min");
-      const Attribute* max = node->findAttr("max");
-      if (!min && !max) continue;
-      if (!opset || *opset < 11) {
-        result.missed(node->describe(), "kept: opsets before 11 only have the attribute form");
-        continue;
+      for (Graph* body : node->subgraphs()) visit(model, *body, result);
+      if (node->is("Clip") && *clip_) {
+        convertClip(model, graph, node, result);
+      } else if (node->is("Constant") && *constants_) {
+        liftConstant(model, graph, node, result);
       }
-      if (node->numInputs() > 1) {
-        result.missed(node->describe(), "kept: it has both bound attributes and bound inputs");
-        continue;
-      }
-      const Value* data = node->input(0);
-      if (!data || !data->type().isTensor() || !clipAcceptsType(data->type().elemType)) {
-        result.missed(node->describe(), "kept: the input's floating point type is unknown");
-        continue;
-      }
-      if ((min && min->kind != AttrKind::Float) || (max && max->kind != AttrKind::Float)) {
-        result.missed(node->describe(), "kept: min/max attributes are not floats");
-        continue;
-      }
-      DataType type = data->type().elemType;
-      std::string base = !node->name().empty()           ? node->name()
-                         : !node->output(0)->isAbsent() ? node->output(0)->name()
-                                                        : std::string("clip");
-      auto bound = [&](const Attribute* attr, const char* suffix) -> Value* {
-        if (!attr) return nullptr;
-        double value = attr->f;
-        auto tensor = std::make_shared<Tensor>(Tensor::fromDoubles(type, {}, {&value, 1}));
-        tensor->setName(model.uniqueValueName(base + suffix));
-        return graph.addInitializer(std::move(tensor));
-      };
-      Value* minValue = bound(min, "_min");
-      Value* maxValue = bound(max, "_max");
-      node->setInput(1, minValue);
-      if (maxValue) node->setInput(2, maxValue);
-      node->removeAttr("min");
-      node->removeAttr("max");
-      result.statistics.add("clip-converted");
     }
+  }
+
+  void convertClip(Model& model, Graph& graph, Node* node, PassResult& result) {
+    const Attribute* min = node->findAttr("min");
+    const Attribute* max = node->findAttr("max");
+    if (!min && !max) return;
+    std::optional<int64_t> opset = model.opsetVersion("");
+    if (!opset || *opset < 11) {
+      result.missed(node->describe(), "kept: opsets before 11 only have the attribute form");
+      return;
+    }
+    if (node->numInputs() > 1) {
+      result.missed(node->describe(), "kept: it has both bound attributes and bound inputs");
+      return;
+    }
+    const Value* data = node->input(0);
+    if (!data || !data->type().isTensor() || !clipAcceptsType(data->type().elemType)) {
+      result.missed(node->describe(), "kept: the input's floating point type is unknown");
+      return;
+    }
+    if ((min && min->kind != AttrKind::Float) || (max && max->kind != AttrKind::Float)) {
+      result.missed(node->describe(), "kept: min/max attributes are not floats");
+      return;
+    }
+    DataType type = data->type().elemType;
+    std::string base = !node->name().empty()           ? node->name()
+                       : !node->output(0)->isAbsent() ? node->output(0)->name()
+                                                      : std::string("clip");
+    auto bound = [&](const Attribute* attr, const char* suffix) -> Value* {
+      if (!attr) return nullptr;
+      double value = attr->f;
+      auto tensor = std::make_shared<Tensor>(Tensor::fromDoubles(type, {}, {&value, 1}));
+      tensor->setName(model.uniqueValueName(base + suffix));
+      return graph.addInitializer(std::move(tensor));
+    };
+    Value* minValue = bound(min, "_min");
+    Value* maxValue = bound(max, "_max");
+    node->setInput(1, minValue);
+    if (maxValue) node->setInput(2, maxValue);
+    node->removeAttr("min");
+    node->removeAttr("max");
+    result.statistics.add("clip-converted");
   }
 
   // The tensor a Constant node stands for, or an explanation of why it is left alone.
@@ -115,41 +122,36 @@ class CanonicalizePass : public Pass {
     return std::nullopt;
   }
 
-  void liftConstants(Model& model, PassResult& result) {
-    Graph& graph = model.graph();
+  void liftConstant(Model& model, Graph& graph, Node* node, PassResult& result) {
+    if (&graph != &model.graph()) {
+      result.missed(node->describe(), "kept: it is inside a subgraph body");
+      return;
+    }
+    if (node->numOutputs() != 1) return;
     // Before IR version 4 every initializer must also be a graph input; lifting would change the
     // model's interface.
-    bool irAllows = !model.irVersion || *model.irVersion >= 4;
-    graph.walk([&](Node* node) {
-      if (node->is("Constant") && node->graph() != &graph) {
-        result.missed(node->describe(), "kept: it is inside a subgraph body");
-      }
-    });
-    for (Node* node : graph.nodes()) {
-      if (!node->is("Constant") || node->numOutputs() != 1) continue;
-      Value* out = node->output(0);
-      if (!irAllows) {
-        result.missed(node->describe(), "kept: IR version < 4 would need a new graph input");
-        continue;
-      }
-      if (out->isGraphOutput()) {
-        result.missed(node->describe(), "kept: its output is a graph output");
-        continue;
-      }
-      std::string why;
-      std::optional<Tensor> tensor = constantTensor(node, why);
-      if (!tensor) {
-        result.missed(node->describe(), why);
-        continue;
-      }
-      std::string name = out->name();
-      Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(*tensor)));
-      out->replaceAllUsesWith(init);
-      graph.eraseNode(node);
-      init->setName(name);  // free again now that the Constant is gone
-      init->initializer()->setName(name);
-      result.statistics.add("constants-lifted");
+    if (model.irVersion && *model.irVersion < 4) {
+      result.missed(node->describe(), "kept: IR version < 4 would need a new graph input");
+      return;
     }
+    Value* out = node->output(0);
+    if (out->isGraphOutput()) {
+      result.missed(node->describe(), "kept: its output is a graph output");
+      return;
+    }
+    std::string why;
+    std::optional<Tensor> tensor = constantTensor(node, why);
+    if (!tensor) {
+      result.missed(node->describe(), why);
+      return;
+    }
+    std::string name = out->name();
+    Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(*tensor)));
+    out->replaceAllUsesWith(init);
+    graph.eraseNode(node);
+    init->setName(name);  // free again now that the Constant is gone
+    init->initializer()->setName(name);
+    result.statistics.add("constants-lifted");
   }
 
   Option<bool> clip_{*this, "clip", true, "Move Clip min/max attributes to inputs (opset >= 11)"};
