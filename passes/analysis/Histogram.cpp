@@ -91,13 +91,12 @@ PairedHistogram PairedHistogram::downsampled(int bins) const {
 namespace {
 
 std::vector<double> smoothedDistribution(std::span<const double> counts) {
-  constexpr double kSmoothing = 1e-9;
   double total = 0;
   for (double c : counts) total += c;
   std::vector<double> p(counts.size());
   double sum = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
-    p[i] = (total > 0 ? counts[i] / total : 0.0) + kSmoothing;
+    p[i] = (total > 0 ? counts[i] / total : 0.0) + kHistogramSmoothing;
     sum += p[i];
   }
   for (double& v : p) v /= sum;

@@ -41,10 +41,14 @@ class PairedHistogram {
   uint64_t total_ = 0;
 };
 
+/// Probability every bin gets before KL divergence is computed (then renormalised), as in
+/// TensorRT's entropy calibration: a value that moved into a bin the other side left empty
+/// counts as a shift, not as an infinity.
+inline constexpr double kHistogramSmoothing = 1e-4;
+
 /// Kullback-Leibler divergence KL(P || Q) in nats of two histograms given as counts on the same
-/// bins. Both are normalised, then smoothed (every bin gets 1e-9 more probability and the
-/// result is renormalised) so that an empty bin of Q gives a large but finite value. Identical
-/// histograms give exactly 0; two empty histograms give 0.
+/// bins. Both are normalised and smoothed (kHistogramSmoothing). Identical histograms give
+/// exactly 0; two empty histograms give 0.
 double klDivergence(std::span<const double> p, std::span<const double> q);
 
 /// Sum over bins of min(reference, actual) divided by the sum of reference: 1 when the two
