@@ -74,9 +74,10 @@ Options parseArgs(int argc, char** argv) {
     } else if (flag == "--overhead") {
       options.overhead = value != "0";
     } else {
-      throw Error("usage: qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes a,b,c] "
-                  "[--passes p,q] [--overhead 0|1]",
-                  ErrorKind::Usage);
+      throw Error(
+          "usage: qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes a,b,c] "
+          "[--passes p,q] [--overhead 0|1]",
+          ErrorKind::Usage);
     }
   }
   return options;
@@ -93,7 +94,9 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-ValueType f32(int64_t n) { return ValueType::tensor(DataType::Float, {n}); }
+ValueType f32(int64_t n) {
+  return ValueType::tensor(DataType::Float, {n});
+}
 
 TensorPtr floats(std::vector<float> values) {
   return std::make_shared<Tensor>(
@@ -234,12 +237,12 @@ void scaling(const Options& options) {
     std::vector<double> perNode, perClone;
     for (size_t i = 0; i < options.sizes.size(); ++i) {
       size_t nodes = 0;
-      double t = timeOnFreshModel(options.sizes[i], repeatFor(options.sizes[i]), nodes,
-                                  [&](Model& m) {
-                                    PassManager manager(parsePipeline(name, registry));
-                                    PassContext context;
-                                    manager.run(m, context);
-                                  });
+      double t =
+          timeOnFreshModel(options.sizes[i], repeatFor(options.sizes[i]), nodes, [&](Model& m) {
+            PassManager manager(parsePipeline(name, registry));
+            PassContext context;
+            manager.run(m, context);
+          });
       perNode.push_back(t * 1e9 / static_cast<double>(nodes));
       perClone.push_back(perNode.back() / clonePerNode[i]);
     }

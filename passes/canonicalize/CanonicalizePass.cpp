@@ -17,7 +17,8 @@ class CanonicalizePass : public Pass {
  public:
   CanonicalizePass()
       : Pass("canonicalize",
-             "Moves Clip bounds from attributes to inputs and lifts Constant nodes to initializers") {}
+             "Moves Clip bounds from attributes to inputs and lifts Constant nodes to "
+             "initializers") {}
 
   PassResult run(Model& model, PassContext&) override {
     PassResult result;
@@ -70,7 +71,7 @@ class CanonicalizePass : public Pass {
       return;
     }
     DataType type = data->type().elemType;
-    std::string base = !node->name().empty()           ? node->name()
+    std::string base = !node->name().empty()          ? node->name()
                        : !node->output(0)->isAbsent() ? node->output(0)->name()
                                                       : std::string("clip");
     auto bound = [&](const Attribute* attr, const char* suffix) -> Value* {
@@ -155,7 +156,8 @@ class CanonicalizePass : public Pass {
   }
 
   Option<bool> clip_{*this, "clip", true, "Move Clip min/max attributes to inputs (opset >= 11)"};
-  Option<bool> constants_{*this, "constants", true, "Lift main-graph Constant nodes to initializers"};
+  Option<bool> constants_{*this, "constants", true,
+                          "Lift main-graph Constant nodes to initializers"};
 };
 
 }  // namespace

@@ -18,7 +18,8 @@ namespace qopt {
 // PassTimer
 
 void PassTimer::passFinished(const PassRun& run, const Model&, PassContext&) {
-  auto it = std::find_if(rows_.begin(), rows_.end(), [&](const Row& r) { return r.pass == &run.pass; });
+  auto it =
+      std::find_if(rows_.begin(), rows_.end(), [&](const Row& r) { return r.pass == &run.pass; });
   if (it == rows_.end()) {
     rows_.push_back({&run.pass, 0, 0});
     it = rows_.end() - 1;
@@ -179,7 +180,8 @@ void ReportBuilder::pipelineFinished(const Model&, PassContext& context) {
   report_["passes"] = std::move(passes_);
   passes_ = Json::array();
   report_["total-wall-time-ms"] =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_)
+          .count();
   Json warnings = Json::array();
   for (const std::string& w : context.diagnostics().warnings()) warnings.push(w);
   report_["warnings"] = std::move(warnings);

@@ -20,13 +20,27 @@ void appendEscaped(std::string& out, std::string_view text) {
   out += '"';
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (c < 0x20) {
           out += fmt::format("\\u{:04x}", c);
@@ -71,8 +85,8 @@ class Parser {
     throw Error(ErrorKind::Input, fmt::format("{}:{}:{}", name_, line, col), "", message);
   }
   void skipBlanks() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\n' || text_[pos_] == '\r' || text_[pos_] == '\t'))
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n' ||
+                                   text_[pos_] == '\r' || text_[pos_] == '\t'))
       ++pos_;
   }
   bool consume(char c) {
@@ -143,10 +157,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       char h = text_[pos_++];
       value <<= 4;
-      if (h >= '0' && h <= '9') value |= static_cast<unsigned>(h - '0');
-      else if (h >= 'a' && h <= 'f') value |= static_cast<unsigned>(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') value |= static_cast<unsigned>(h - 'A' + 10);
-      else fail("bad \\u escape");
+      if (h >= '0' && h <= '9')
+        value |= static_cast<unsigned>(h - '0');
+      else if (h >= 'a' && h <= 'f')
+        value |= static_cast<unsigned>(h - 'a' + 10);
+      else if (h >= 'A' && h <= 'F')
+        value |= static_cast<unsigned>(h - 'A' + 10);
+      else
+        fail("bad \\u escape");
     }
     return value;
   }
@@ -184,14 +202,30 @@ class Parser {
       if (pos_ >= text_.size()) fail("unterminated string");
       char e = text_[pos_++];
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"':
+          out += '"';
+          break;
+        case '\\':
+          out += '\\';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 't':
+          out += '\t';
+          break;
         case 'u': {
           unsigned cp = parseHex4();
           if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -203,7 +237,8 @@ class Parser {
           appendUtf8(out, cp);
           break;
         }
-        default: fail(fmt::format("bad escape '\\{}'", e));
+        default:
+          fail(fmt::format("bad escape '\\{}'", e));
       }
     }
   }
@@ -339,9 +374,15 @@ std::string Json::dump(int indent) const {
 
 void Json::dumpTo(std::string& out, int indent, int depth) const {
   switch (value_.index()) {
-    case 0: out += "null"; return;
-    case 1: out += std::get<bool>(value_) ? "true" : "false"; return;
-    case 2: out += fmt::format("{}", std::get<int64_t>(value_)); return;
+    case 0:
+      out += "null";
+      return;
+    case 1:
+      out += std::get<bool>(value_) ? "true" : "false";
+      return;
+    case 2:
+      out += fmt::format("{}", std::get<int64_t>(value_));
+      return;
     case 3: {
       double d = std::get<double>(value_);
       if (!std::isfinite(d)) {
@@ -354,7 +395,9 @@ void Json::dumpTo(std::string& out, int indent, int depth) const {
       }
       return;
     }
-    case 4: appendEscaped(out, std::get<std::string>(value_)); return;
+    case 4:
+      appendEscaped(out, std::get<std::string>(value_));
+      return;
     case 5: {
       const Array& array = std::get<Array>(value_);
       out += '[';

@@ -53,8 +53,8 @@ void NameMap::apply(const Move& move) const {
 
 void NameMap::valueReplaced(Value* from, Value* to) {
   if (from->isAbsent()) return;
-  log_.push_back({from->name(), to && !to->isAbsent() ? std::optional<std::string>(to->name())
-                                                      : std::nullopt});
+  log_.push_back({from->name(),
+                  to && !to->isAbsent() ? std::optional<std::string>(to->name()) : std::nullopt});
 }
 
 void NameMap::valueRenamed(Value* value, const std::string& oldName) {

@@ -22,7 +22,9 @@ bool Traits<bool>::parse(const std::string& text) {
   if (text == "false" || text == "0" || text == "no" || text == "off") return false;
   throw OptionValueError{fmt::format("'{}' is not a boolean (true or false)", text)};
 }
-std::string Traits<bool>::print(bool value) { return value ? "true" : "false"; }
+std::string Traits<bool>::print(bool value) {
+  return value ? "true" : "false";
+}
 
 int64_t Traits<int64_t>::parse(const std::string& text) {
   int64_t value = 0;
@@ -37,7 +39,9 @@ int64_t Traits<int64_t>::parse(const std::string& text) {
   }
   return value;
 }
-std::string Traits<int64_t>::print(int64_t value) { return fmt::format("{}", value); }
+std::string Traits<int64_t>::print(int64_t value) {
+  return fmt::format("{}", value);
+}
 
 double Traits<double>::parse(const std::string& text) {
   double value = 0;
@@ -49,7 +53,9 @@ double Traits<double>::parse(const std::string& text) {
   }
   return value;
 }
-std::string Traits<double>::print(double value) { return fmt::format("{}", value); }
+std::string Traits<double>::print(double value) {
+  return fmt::format("{}", value);
+}
 
 const std::string& scalarText(const OptionValue& value) {
   if (value.isList || value.items.size() != 1) {

@@ -23,9 +23,12 @@ void Statistics::merge(const Statistics& other) {
 
 std::string_view remarkKindName(Remark::Kind kind) {
   switch (kind) {
-    case Remark::Kind::Applied: return "applied";
-    case Remark::Kind::Missed: return "missed";
-    case Remark::Kind::Note: return "note";
+    case Remark::Kind::Applied:
+      return "applied";
+    case Remark::Kind::Missed:
+      return "missed";
+    case Remark::Kind::Note:
+      return "note";
   }
   return "note";
 }

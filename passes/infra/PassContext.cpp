@@ -12,7 +12,9 @@ namespace qopt {
 PassContext::PassContext() = default;
 PassContext::~PassContext() = default;
 
-void PassContext::setOriginalModel(std::unique_ptr<Model> model) { original_ = std::move(model); }
+void PassContext::setOriginalModel(std::unique_ptr<Model> model) {
+  original_ = std::move(model);
+}
 
 const std::vector<int64_t>* DataSettings::shapeFor(std::string_view name) const {
   for (const InputShape& shape : inputShapes) {

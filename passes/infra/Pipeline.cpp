@@ -60,8 +60,20 @@ bool isWordChar(char c) {
 
 bool isValueChar(char c) {
   switch (c) {
-    case ' ': case '\t': case '\r': case '\n': case ',': case '=': case '{': case '}':
-    case '[': case ']': case '(': case ')': case '"': case '#':
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+    case ',':
+    case '=':
+    case '{':
+    case '}':
+    case '[':
+    case ']':
+    case '(':
+    case ')':
+    case '"':
+    case '#':
       return false;
     default:
       return true;
@@ -164,7 +176,8 @@ class PipelineParser {
     Location at = here();
     std::string name = readWord();
     if (name.empty()) {
-      fail(at, atEnd() ? "expected a pass name" : fmt::format("expected a pass name before '{}'", peek()));
+      fail(at, atEnd() ? "expected a pass name"
+                       : fmt::format("expected a pass name before '{}'", peek()));
     }
     if (name == "fixpoint") {
       auto group = std::make_unique<FixpointGroup>();
@@ -206,7 +219,8 @@ class PipelineParser {
                               : fmt::format("expected an option name or '}}' before '{}'", peek()));
         }
         for (const std::string& s : seen) {
-          if (s == key) fail(keyAt, fmt::format("{}: option '{}' given twice", options.ownerName(), key));
+          if (s == key)
+            fail(keyAt, fmt::format("{}: option '{}' given twice", options.ownerName(), key));
         }
         seen.push_back(key);
         skipBlanks(true);

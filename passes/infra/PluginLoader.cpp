@@ -54,7 +54,8 @@ LoadedPlugin PluginLoader::loadFile(const fs::path& file, PassRegistry& registry
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* why = dlerror();
-    throw pluginError(path, fmt::format("cannot load pass plugin: {}", why ? why : "dlopen failed"));
+    throw pluginError(path,
+                      fmt::format("cannot load pass plugin: {}", why ? why : "dlopen failed"));
   }
   dlerror();
   void* symbol = dlsym(handle, QOPT_PLUGIN_ENTRY_POINT_NAME);
@@ -70,9 +71,10 @@ LoadedPlugin PluginLoader::loadFile(const fs::path& file, PassRegistry& registry
     throw pluginError(path, fmt::format("{} threw an exception", QOPT_PLUGIN_ENTRY_POINT_NAME));
   }
   if (info.apiVersion != QOPT_PLUGIN_API_VERSION) {
-    throw pluginError(path, fmt::format("pass plugin built for plugin API version {}, but this qopt "
-                                        "uses plugin API version {}; rebuild the plugin",
-                                        info.apiVersion, QOPT_PLUGIN_API_VERSION));
+    throw pluginError(path,
+                      fmt::format("pass plugin built for plugin API version {}, but this qopt "
+                                  "uses plugin API version {}; rebuild the plugin",
+                                  info.apiVersion, QOPT_PLUGIN_API_VERSION));
   }
   if (!info.registerPasses) throw pluginError(path, "pass plugin has no registration callback");
 
@@ -94,7 +96,8 @@ void PluginLoader::loadDirectory(const fs::path& dir, PassRegistry& registry) {
   }
   std::vector<fs::path> files;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.path().extension() == ".so" && entry.is_regular_file(ec)) files.push_back(entry.path());
+    if (entry.path().extension() == ".so" && entry.is_regular_file(ec))
+      files.push_back(entry.path());
   }
   if (ec) throw pluginError(dir.string(), fmt::format("cannot list folder: {}", ec.message()));
   std::sort(files.begin(), files.end());

@@ -50,9 +50,12 @@ TrtVersion parseTrtVersion(std::string_view text) {
 
 std::string_view targetKindName(TargetKind kind) {
   switch (kind) {
-    case TargetKind::TensorRT: return "tensorrt";
-    case TargetKind::Ort: return "ort";
-    case TargetKind::Generic: return "generic";
+    case TargetKind::TensorRT:
+      return "tensorrt";
+    case TargetKind::Ort:
+      return "ort";
+    case TargetKind::Generic:
+      return "generic";
   }
   return "generic";
 }

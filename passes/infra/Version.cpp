@@ -2,6 +2,8 @@
 
 namespace qopt {
 
-const char* versionString() { return QOPT_VERSION_STRING; }
+const char* versionString() {
+  return QOPT_VERSION_STRING;
+}
 
 }  // namespace qopt

@@ -31,7 +31,8 @@ class TypedPass : public Pass {
   Option<std::string> label{*this, "label", "a b", "string"};
   ListOption<std::string> ops{*this, "ops", {"Conv", "Gemm"}, "list"};
   ListOption<int64_t> axes{*this, "axes", {}, "list of ints"};
-  EnumOption<Level> level{*this, "level", Level::Low, "enum", {{Level::Low, "low"}, {Level::High, "high"}}};
+  EnumOption<Level> level{
+      *this, "level", Level::Low, "enum", {{Level::Low, "low"}, {Level::High, "high"}}};
   TargetOption target{*this};
 };
 

@@ -52,7 +52,9 @@ std::unique_ptr<Model> newModel(int64_t opset = 17) {
   return model;
 }
 
-ValueType f32(std::vector<int64_t> dims) { return ValueType::tensor(DataType::Float, dims); }
+ValueType f32(std::vector<int64_t> dims) {
+  return ValueType::tensor(DataType::Float, dims);
+}
 
 Node* op(Graph& g, const char* type, std::initializer_list<Value*> inputs, const char* out) {
   Node* n = g.createNode(type, inputs, 1);
@@ -61,8 +63,8 @@ Node* op(Graph& g, const char* type, std::initializer_list<Value*> inputs, const
 }
 
 Value* floatInit(Graph& g, const char* name, std::vector<float> values) {
-  auto t = std::make_shared<Tensor>(
-      Tensor::fromFloats({static_cast<int64_t>(values.size())}, values));
+  auto t =
+      std::make_shared<Tensor>(Tensor::fromFloats({static_cast<int64_t>(values.size())}, values));
   t->setName(name);
   return g.addInitializer(t);
 }
@@ -123,8 +125,8 @@ TEST(EliminateIdentity, DropoutOnlyInInferenceModeWithUnusedMask) {
   Graph& g = model->graph();
   Value* x = g.addInput("x", f32({4}));
   Node* plain = op(g, "Dropout", {x}, "d_plain");
-  auto trueTensor = std::make_shared<Tensor>(
-      Tensor::fromInt64s(DataType::Bool, {}, std::vector<int64_t>{1}));
+  auto trueTensor =
+      std::make_shared<Tensor>(Tensor::fromInt64s(DataType::Bool, {}, std::vector<int64_t>{1}));
   trueTensor->setName("training");
   Value* training = g.addInitializer(trueTensor);
   Node* trained = g.createNode("Dropout", {plain->output(0), nullptr, training}, 1);
@@ -227,10 +229,12 @@ TEST(TopoSort, RestoresOrderAndReportsNoChangeWhenSorted) {
 TEST(Pipelines, ShippedCleanupPipelineParsesAndRoundTrips) {
   std::ifstream in(std::string(QOPT_SOURCE_DIR) + "/pipelines/cleanup.qp");
   ASSERT_TRUE(in);
-  Pipeline pipeline = parsePipelineFile(std::string(QOPT_SOURCE_DIR) + "/pipelines/cleanup.qp", builtins());
+  Pipeline pipeline =
+      parsePipelineFile(std::string(QOPT_SOURCE_DIR) + "/pipelines/cleanup.qp", builtins());
   std::vector<std::string> names;
   pipeline.forEachPass([&](const Pass& pass) { names.push_back(pass.name()); });
-  for (const char* name : {"dce", "eliminate-identity", "canonicalize", "dedupe-initializers", "topo-sort"}) {
+  for (const char* name :
+       {"dce", "eliminate-identity", "canonicalize", "dedupe-initializers", "topo-sort"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
   EXPECT_EQ(parsePipeline(pipeline.str(), builtins()).str(), pipeline.str());

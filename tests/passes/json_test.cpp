@@ -15,7 +15,8 @@ TEST(Json, DumpsCompactAndPrettyInInsertionOrder) {
   j["alpha"].push(true);
   j["alpha"].push(Json());
   EXPECT_EQ(j.dump(), R"({"zeta":1,"alpha":["a\"b\n",true,null]})");
-  EXPECT_EQ(j.dump(2), "{\n  \"zeta\": 1,\n  \"alpha\": [\n    \"a\\\"b\\n\",\n    true,\n    null\n  ]\n}");
+  EXPECT_EQ(j.dump(2),
+            "{\n  \"zeta\": 1,\n  \"alpha\": [\n    \"a\\\"b\\n\",\n    true,\n    null\n  ]\n}");
 }
 
 TEST(Json, DoublesReadBackExactlyAndStayFloats) {
@@ -34,7 +35,8 @@ TEST(Json, DoublesReadBackExactlyAndStayFloats) {
 }
 
 TEST(Json, ParsesEscapesUnicodeAndNesting) {
-  Json j = Json::parse(R"( {"a": [1, -2, 3.5e2], "b": {"c": "\u00e9\ud83d\ude00\t"}, "d": false} )");
+  Json j =
+      Json::parse(R"( {"a": [1, -2, 3.5e2], "b": {"c": "\u00e9\ud83d\ude00\t"}, "d": false} )");
   EXPECT_EQ(j["a"].asArray()[1].asInt(), -2);
   EXPECT_EQ(j["a"].asArray()[2].asDouble(), 350.0);
   EXPECT_EQ(j["b"]["c"].asString(), "\xc3\xa9\xf0\x9f\x98\x80\t");

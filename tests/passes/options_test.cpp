@@ -74,9 +74,11 @@ TEST(Options, UnknownKeySuggestsAndListsValidKeys) {
 
 TEST(Options, BadValuesNameThePassKeyAndWhy) {
   TypedPass pass;
-  EXPECT_EQ(errorOf(pass, "count", "eight"), "pass 'typed': option 'count': 'eight' is not an integer");
-  EXPECT_EQ(errorOf(pass, "count", "99999999999999999999"),
-            "pass 'typed': option 'count': '99999999999999999999' is out of the 64-bit integer range");
+  EXPECT_EQ(errorOf(pass, "count", "eight"),
+            "pass 'typed': option 'count': 'eight' is not an integer");
+  EXPECT_EQ(
+      errorOf(pass, "count", "99999999999999999999"),
+      "pass 'typed': option 'count': '99999999999999999999' is out of the 64-bit integer range");
   EXPECT_EQ(errorOf(pass, "ratio", "1.5x"), "pass 'typed': option 'ratio': '1.5x' is not a number");
   EXPECT_EQ(errorOf(pass, "flag", "maybe"),
             "pass 'typed': option 'flag': 'maybe' is not a boolean (true or false)");

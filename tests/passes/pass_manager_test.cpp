@@ -21,7 +21,9 @@ const PassRegistry& registry() {
 
 class Recorder : public PassInstrumentation {
  public:
-  void pipelineStarted(const Pipeline&, const Model&, PassContext&) override { log.push_back("start"); }
+  void pipelineStarted(const Pipeline&, const Model&, PassContext&) override {
+    log.push_back("start");
+  }
   void passStarted(const Pass& pass, const Model&, PassContext&) override {
     log.push_back("before " + pass.name());
   }
@@ -30,7 +32,8 @@ class Recorder : public PassInstrumentation {
                   (run.iteration ? " round " + std::to_string(run.iteration) : ""));
   }
   void fixpointFinished(const FixpointRun& run, const Model&, PassContext&) override {
-    log.push_back("fixpoint " + std::to_string(run.iterations) + (run.converged ? " converged" : " capped"));
+    log.push_back("fixpoint " + std::to_string(run.iterations) +
+                  (run.converged ? " converged" : " capped"));
   }
   void pipelineFinished(const Model&, PassContext&) override { log.push_back("finish"); }
   std::vector<std::string> log;
@@ -43,9 +46,9 @@ TEST(PassManager, CallsInstrumentationAroundEachPass) {
   auto model = chainModel();
   PassContext context;
   EXPECT_TRUE(manager.run(*model, context));
-  EXPECT_EQ(recorder.log, (std::vector<std::string>{"start", "before noop", "after noop",
-                                                    "before append-relu", "after append-relu changed",
-                                                    "finish"}));
+  EXPECT_EQ(recorder.log,
+            (std::vector<std::string>{"start", "before noop", "after noop", "before append-relu",
+                                      "after append-relu changed", "finish"}));
   EXPECT_EQ(model->graph().numNodes(), 3u);
 }
 
@@ -57,17 +60,17 @@ TEST(PassManager, FixpointStopsAtTheFirstRoundWithoutChange) {
   PassContext context;
   EXPECT_TRUE(manager.run(*model, context));
   EXPECT_EQ(recorder.log,
-            (std::vector<std::string>{"start", "before countdown", "after countdown changed round 1",
-                                      "before noop", "after noop round 1", "before countdown",
-                                      "after countdown changed round 2", "before noop",
-                                      "after noop round 2", "before countdown",
-                                      "after countdown round 3", "before noop", "after noop round 3",
-                                      "fixpoint 3 converged", "finish"}));
+            (std::vector<std::string>{
+                "start", "before countdown", "after countdown changed round 1", "before noop",
+                "after noop round 1", "before countdown", "after countdown changed round 2",
+                "before noop", "after noop round 2", "before countdown", "after countdown round 3",
+                "before noop", "after noop round 3", "fixpoint 3 converged", "finish"}));
   EXPECT_TRUE(context.diagnostics().warnings().empty());
 }
 
 TEST(PassManager, FixpointCapWarnsAndIsReported) {
-  PassManager manager(parsePipeline("fixpoint(countdown{rounds=100}){max-iterations=3}", registry()));
+  PassManager manager(
+      parsePipeline("fixpoint(countdown{rounds=100}){max-iterations=3}", registry()));
   ReportBuilder report;
   manager.addInstrumentation(report);
   auto model = chainModel();

@@ -17,7 +17,9 @@ const PassRegistry& registry() {
   return r;
 }
 
-std::string canonical(std::string_view text) { return parsePipeline(text, registry()).str(); }
+std::string canonical(std::string_view text) {
+  return parsePipeline(text, registry()).str();
+}
 
 std::string parseError(std::string_view text) {
   try {
@@ -104,7 +106,8 @@ TEST(Pipeline, OptionErrorsAreLocatedAtTheKey) {
   EXPECT_EQ(parseError("noop,\n typed{count=1 levl=high}"),
             "<pipeline>:2:16: pass 'typed': unknown option 'levl'; did you mean 'level'? (valid "
             "options: flag, count, ratio, label, ops, axes, level, target)");
-  EXPECT_EQ(parseError("typed{count=x}"), "<pipeline>:1:7: pass 'typed': option 'count': 'x' is not an integer");
+  EXPECT_EQ(parseError("typed{count=x}"),
+            "<pipeline>:1:7: pass 'typed': option 'count': 'x' is not an integer");
   EXPECT_EQ(parseError("noop{x=1}"),
             "<pipeline>:1:6: pass 'noop': unknown option 'x' (it takes no options)");
   EXPECT_EQ(parseError("typed{count=1 count=2}"),
@@ -120,12 +123,16 @@ TEST(Pipeline, SyntaxErrorsAreLocated) {
   EXPECT_EQ(parseError("noop,"), "<pipeline>:1:6: expected a pass after ','");
   EXPECT_EQ(parseError(",noop"), "<pipeline>:1:1: expected a pass name before ','");
   EXPECT_EQ(parseError("noop noop"), "<pipeline>:1:6: expected ',' or a new line before 'n'");
-  EXPECT_EQ(parseError("typed{count}"), "<pipeline>:1:12: expected '=' after option 'count' before '}'");
+  EXPECT_EQ(parseError("typed{count}"),
+            "<pipeline>:1:12: expected '=' after option 'count' before '}'");
   EXPECT_EQ(parseError("typed{count="), "<pipeline>:1:13: expected a value");
-  EXPECT_EQ(parseError("typed{ops=[a,b}"), "<pipeline>:1:15: expected ',' or ']' in a list before '}'");
+  EXPECT_EQ(parseError("typed{ops=[a,b}"),
+            "<pipeline>:1:15: expected ',' or ']' in a list before '}'");
   EXPECT_EQ(parseError("typed{label=\"abc}"), "<pipeline>:1:13: unterminated quoted value");
-  EXPECT_EQ(parseError("fixpoint()"), "<pipeline>:1:1: fixpoint needs at least one pass inside its parentheses");
-  EXPECT_EQ(parseError("fixpoint(noop"), "<pipeline>:1:14: expected ')' closing fixpoint( at the end");
+  EXPECT_EQ(parseError("fixpoint()"),
+            "<pipeline>:1:1: fixpoint needs at least one pass inside its parentheses");
+  EXPECT_EQ(parseError("fixpoint(noop"),
+            "<pipeline>:1:14: expected ')' closing fixpoint( at the end");
   EXPECT_EQ(parseError("noop)"), "<pipeline>:1:5: unbalanced ')'");
   EXPECT_EQ(parseError("typed{count=1"), "<pipeline>:1:14: expected an option name or '}'");
 }

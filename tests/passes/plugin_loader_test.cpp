@@ -39,8 +39,8 @@ TEST(PluginLoader, BuiltinFolderIsNextToTheExecutable) {
   PassRegistry registry;
   PluginLoader loader;
   loader.loadDirectory(dir, registry);
-  for (const char* name : {"dce", "eliminate-identity", "canonicalize", "topo-sort",
-                           "dedupe-initializers"}) {
+  for (const char* name :
+       {"dce", "eliminate-identity", "canonicalize", "topo-sort", "dedupe-initializers"}) {
     const PassInfo* info = registry.find(name);
     ASSERT_NE(info, nullptr) << name;
     EXPECT_EQ(fs::path(info->origin).parent_path(), fs::canonical(dir)) << name;
@@ -65,25 +65,29 @@ TEST(PluginLoader, WrongApiVersionNamesBothVersions) {
   PassRegistry registry;
   std::string message = loadError(kPlugins / "wrong-api-version.so", registry);
   EXPECT_TRUE(contains(message, (kPlugins / "wrong-api-version.so").string())) << message;
-  EXPECT_TRUE(contains(message, "plugin API version " + std::to_string(QOPT_PLUGIN_API_VERSION + 41)))
+  EXPECT_TRUE(
+      contains(message, "plugin API version " + std::to_string(QOPT_PLUGIN_API_VERSION + 41)))
       << message;
-  EXPECT_TRUE(contains(message, "uses plugin API version " + std::to_string(QOPT_PLUGIN_API_VERSION)))
+  EXPECT_TRUE(
+      contains(message, "uses plugin API version " + std::to_string(QOPT_PLUGIN_API_VERSION)))
       << message;
 }
 
 TEST(PluginLoader, MissingEntryPoint) {
   PassRegistry registry;
   std::string message = loadError(kPlugins / "no-entry-point.so", registry);
-  EXPECT_TRUE(contains(message, "no-entry-point.so: not a qopt pass plugin: it exports no "
-                                "qoptGetPassPluginInfo function"))
+  EXPECT_TRUE(contains(message,
+                       "no-entry-point.so: not a qopt pass plugin: it exports no "
+                       "qoptGetPassPluginInfo function"))
       << message;
 }
 
 TEST(PluginLoader, ThrowingRegistrationRegistersNothing) {
   PassRegistry registry;
   std::string message = loadError(kPlugins / "throwing-registration.so", registry);
-  EXPECT_TRUE(contains(message, "throwing-registration.so: pass registration threw an exception: "
-                                "registration exploded on purpose"))
+  EXPECT_TRUE(contains(message,
+                       "throwing-registration.so: pass registration threw an exception: "
+                       "registration exploded on purpose"))
       << message;
   EXPECT_TRUE(registry.empty());
 }
@@ -126,8 +130,8 @@ TEST(PluginLoader, DlopenFailuresCarryDlerrorText) {
 TEST(PluginLoader, SearchPathIgnoresEmptyEntriesAndTakesFilesAndFolders) {
   PassRegistry registry;
   PluginLoader loader;
-  std::string list = "::" + (kPlugins / "test-passes.so").string() + ":" +
-                     builtinPassDirectory().string() + ":";
+  std::string list =
+      "::" + (kPlugins / "test-passes.so").string() + ":" + builtinPassDirectory().string() + ":";
   loader.loadSearchPath(list, registry);
   EXPECT_NE(registry.find("test-options"), nullptr);
   EXPECT_NE(registry.find("dce"), nullptr);

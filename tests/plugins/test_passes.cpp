@@ -42,11 +42,12 @@ class OptionsPass : public Pass {
   Option<double> ratio_{*this, "ratio", 0.5, "A float"};
   Option<std::string> label_{*this, "label", "plain", "A string"};
   ListOption<std::string> ops_{*this, "ops", {"Conv", "Gemm"}, "A list of op types"};
-  EnumOption<Mode> mode_{*this,
-                         "mode",
-                         Mode::Fast,
-                         "An enum",
-                         {{Mode::Fast, "fast"}, {Mode::Careful, "careful"}, {Mode::Exhaustive, "exhaustive"}}};
+  EnumOption<Mode> mode_{
+      *this,
+      "mode",
+      Mode::Fast,
+      "An enum",
+      {{Mode::Fast, "fast"}, {Mode::Careful, "careful"}, {Mode::Exhaustive, "exhaustive"}}};
   TargetOption target_{*this};
 };
 

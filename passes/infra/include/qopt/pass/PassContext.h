@@ -30,8 +30,8 @@ std::vector<InputShape> parseInputShapes(std::string_view text);
 
 /// Data shared by passes that run the model (calibration, evaluation).
 struct DataSettings {
-  std::string calibData;  // --calib-data: file or folder of calibration inputs
-  std::string evalData;   // --eval-data: inputs for accuracy checks
+  std::string calibData;                // --calib-data: file or folder of calibration inputs
+  std::string evalData;                 // --eval-data: inputs for accuracy checks
   std::vector<InputShape> inputShapes;  // --input-shapes: fixes dynamic input dims
 
   /// The dims given for graph input `name`, or nullptr.

@@ -36,8 +36,8 @@ class PassInstrumentation {
   virtual ~PassInstrumentation() = default;
   virtual void pipelineStarted(const Pipeline& /*pipeline*/, const Model& /*model*/,
                                PassContext& /*context*/) {}
-  virtual void passStarted(const Pass& /*pass*/, const Model& /*model*/,
-                           PassContext& /*context*/) {}
+  virtual void passStarted(const Pass& /*pass*/, const Model& /*model*/, PassContext& /*context*/) {
+  }
   /// May throw qopt::Error to stop the pipeline (the verifier does).
   virtual void passFinished(const PassRun& /*run*/, const Model& /*model*/,
                             PassContext& /*context*/) {}

@@ -70,8 +70,9 @@ class FixpointGroup : public OptionSet {
  public:
   FixpointGroup() : OptionSet("fixpoint") {}
   Pipeline body;
-  Option<int64_t> maxIterations{*this, "max-iterations", 8,
-                                "Stop after this many rounds even if the last one changed the model"};
+  Option<int64_t> maxIterations{
+      *this, "max-iterations", 8,
+      "Stop after this many rounds even if the last one changed the model"};
   void validateOptions() const override;
   std::string str() const;
 };

@@ -58,8 +58,9 @@ Target parseTarget(std::string_view text);
 class TargetOption : public OptionBase {
  public:
   explicit TargetOption(OptionSet& owner, std::string name = "target",
-                        std::string help = "Deployment target: context (the command line's), "
-                                           "tensorrt, tensorrt-<version>, ort or generic");
+                        std::string help =
+                            "Deployment target: context (the command line's), "
+                            "tensorrt, tensorrt-<version>, ort or generic");
 
   /// The target this pass works for: the override, else the context's.
   Target resolve(const PassContext& context) const;
