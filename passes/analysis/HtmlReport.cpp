@@ -68,11 +68,14 @@ std::string metricsCells(const Json& m) {
          metricCell(m, "kl", 4) + metricCell(m, "overlap", 3) + metricCell(m, "top1", 3);
 }
 
-std::string failuresText(const Json& entry) {
+// The entry's failures joined; past `limit` of them, how many more there are.
+std::string failuresText(const Json& entry, size_t limit = 8) {
   std::string out;
-  if (const Json* f = entry.find("failures"); f && f->isArray()) {
-    for (const Json& item : f->asArray()) out += (out.empty() ? "" : "; ") + text(item);
+  const Json::Array& list = items(entry["failures"]);
+  for (size_t i = 0; i < list.size() && i < limit; ++i) {
+    out += (out.empty() ? "" : "; ") + text(list[i]);
   }
+  if (list.size() > limit) out += fmt::format(" (and {} more)", list.size() - limit);
   return out;
 }
 
@@ -130,7 +133,7 @@ void renderVerify(const Json& verify, std::string& html) {
   bool passed = verify["passed"].isBool() && verify["passed"].asBool();
   html += "<h2>Verification</h2>\n";
   html += fmt::format("<p class=\"{}\">{}</p>\n", passed ? "pass" : "fail",
-                      passed ? "PASSED" : "FAILED: " + esc(failuresText(verify)));
+                      passed ? "PASSED" : "FAILED: " + esc(failuresText(verify, 3)));
   html += fmt::format("<p class=\"muted\">data: {}, {} samples, layers: {}</p>\n",
                       esc(text(verify["data"])), text(verify["samples"]),
                       esc(text(verify["layers-mode"])));

@@ -121,6 +121,15 @@ TEST(HtmlReportTest, WithoutVerifyOrInspectTheRestStillRenders) {
   EXPECT_EQ(html.find("<svg"), std::string::npos);
 }
 
+TEST(HtmlReportTest, LongFailureListsAreCut) {
+  Json report = sampleReport();
+  Json failures = Json::array();
+  for (const char* f : {"a", "b", "c", "d", "e"}) failures.push(f);
+  report["results"]["verify"]["failures"] = std::move(failures);
+  std::string html = renderHtmlReport(report, nullptr);
+  EXPECT_NE(html.find("FAILED: a; b; c (and 2 more)"), std::string::npos);
+}
+
 TEST(HtmlReportTest, VerifyWithoutLayersSaysHowToGetTheChart) {
   Json report = sampleReport();
   Json& verify = report["results"]["verify"];
