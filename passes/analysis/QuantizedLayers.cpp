@@ -1,5 +1,7 @@
 #include "qopt/analysis/QuantizedLayers.h"
 
+#include <unordered_set>
+
 #include <algorithm>
 #include <cmath>
 
@@ -215,35 +217,62 @@ Tensor dequantizeConstant(const Node& dq) {
 BypassResult returnToFloat(Node& node, FloatFallback fallback) {
   BypassResult result;
   for (size_t i = 0; i < node.numInputs(); ++i) {
-    Value* in = node.input(i);
-    Node* dq = in != nullptr ? in->producer() : nullptr;
-    if (dq == nullptr || !dq->is("DequantizeLinear")) continue;
-    Node* q = dq->input(0)->producer();
-    if (isBuildTimeConstant(dq->input(0))) {
-      // A stored weight or bias, also when stored in float and quantized in the graph (QAT):
-      // the layer reads the dequantized values.
-      std::optional<Tensor> values;
-      try {
-        values = dequantizeConstant(*dq);
-      } catch (const Error& e) {
-        result.kept.push_back(fmt::format("input {} ('{}'): {}", i, in->name(), e.cause()));
-        continue;
+    // A bypassed input may itself be a DequantizeLinear(QuantizeLinear(..)) output (re-quantized
+    // activations): follow the chain, a few steps at most.
+    for (int depth = 0; depth < 8; ++depth) {
+      Value* in = node.input(i);
+      Node* dq = in != nullptr ? in->producer() : nullptr;
+      if (dq == nullptr || !dq->is("DequantizeLinear")) break;
+      Node* q = dq->input(0)->producer();
+      if (isBuildTimeConstant(dq->input(0))) {
+        // A stored weight or bias, also when stored in float and quantized in the graph (QAT):
+        // the layer reads the dequantized values.
+        std::optional<Tensor> values;
+        try {
+          values = dequantizeConstant(*dq);
+        } catch (const Error& e) {
+          result.kept.push_back(fmt::format("input {} ('{}'): {}", i, in->name(), e.cause()));
+          break;
+        }
+        fold::installConstant({Use{&node, static_cast<uint32_t>(i)}}, std::move(*values),
+                              in->name() + "_dequantized");
+        ++result.constantsDequantized;
+        break;
       }
-      fold::installConstant({Use{&node, static_cast<uint32_t>(i)}}, std::move(*values),
-                            in->name() + "_dequantized");
-      ++result.constantsDequantized;
-    } else if (q != nullptr && q->is("QuantizeLinear")) {
+      if (q == nullptr || !q->is("QuantizeLinear")) {
+        result.kept.push_back(fmt::format(
+            "input {} ('{}') is a DequantizeLinear of a run-time tensor no QuantizeLinear produced",
+            i, in->name()));
+        break;
+      }
       node.setInput(i, q->input(0));
       fold::eraseIfUnused(in);
       ++result.activationsBypassed;
-    } else {
-      result.kept.push_back(fmt::format(
-          "input {} ('{}') is a DequantizeLinear of a run-time tensor no QuantizeLinear produced",
-          i, in->name()));
     }
   }
   if (fallback == FloatFallback::Float16) runInFloat16(node);
   return result;
+}
+
+void removeQuantization(Graph& graph, const std::unordered_set<const Node*>& keep) {
+  std::vector<Node*> readers;
+  for (Node* node : graph.nodes()) {
+    if (keep.contains(node) || node->is("QuantizeLinear") || node->is("DequantizeLinear")) continue;
+    readers.push_back(node);
+  }
+  // Q/DQ nodes erased on the way are never in `readers`, so every pointer stays valid.
+  for (Node* node : readers) returnToFloat(*node);
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    for (int depth = 0; depth < 8; ++depth) {
+      Value* out = graph.outputs()[i];
+      Node* dq = out->producer();
+      if (dq == nullptr || !dq->is("DequantizeLinear")) break;
+      Node* q = dq->input(0)->producer();
+      if (q == nullptr || !q->is("QuantizeLinear")) break;
+      graph.setOutput(i, q->input(0));
+      fold::eraseIfUnused(out);
+    }
+  }
 }
 
 }  // namespace qopt::analysis

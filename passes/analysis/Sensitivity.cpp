@@ -1,9 +1,11 @@
 #include "qopt/analysis/Sensitivity.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "qopt/analysis/Precision.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::analysis {
@@ -26,6 +28,33 @@ std::unique_ptr<Model> withLayersInFloat(const Model& model, std::span<const siz
   return copy;
 }
 
+std::unique_ptr<Model> withOnlyLayersQuantized(const Model& model,
+                                               std::span<const size_t> positions) {
+  std::unique_ptr<Model> copy = model.clone();
+  std::unordered_set<const Node*> keep;
+  for (size_t position : positions) {
+    const Node* node = nodeAtPosition(copy->graph(), position);
+    if (node == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, {},
+                  fmt::format("no node at position {}", position));
+    }
+    keep.insert(node);
+    // The ops a DequantizeLinear reaches the layer across stay too, or the layer would lose
+    // its quantized input.
+    for (const Value* in : node->inputs()) {
+      if (std::optional<DequantizedInput> dq = findDequantizedInput(in)) {
+        keep.insert(dq->crossed.begin(), dq->crossed.end());
+      }
+    }
+  }
+  removeQuantization(copy->graph(), keep);
+  return copy;
+}
+
+std::unique_ptr<Model> floatReference(const Model& model) {
+  return withOnlyLayersQuantized(model, {});
+}
+
 std::vector<size_t> quantizedLayerPositions(const Model& model) {
   std::vector<size_t> positions;
   for (const QuantizedLayer& layer : findQuantizedLayers(model.graph())) {
@@ -39,22 +68,16 @@ SensitivityResult measureSensitivity(const Model& model, std::span<const Sample>
                                      FloatFallback fallback) {
   SensitivityResult result;
   std::vector<QuantizedLayer> layers = findQuantizedLayers(model.graph());
-  std::vector<size_t> all;
-  for (const QuantizedLayer& layer : layers) all.push_back(layer.position);
   result.allQuantized = worstOf(outputErrors(model.graph(), samples, reference));
   for (const QuantizedLayer& layer : layers) {
     LayerSensitivity entry;
     entry.name = layer.name;
     entry.op = layer.node->opType();
     entry.position = layer.position;
-    std::vector<size_t> others;
-    for (size_t p : all) {
-      if (p != layer.position) others.push_back(p);
-    }
-    std::unique_ptr<Model> onlyQuantized = withLayersInFloat(model, others, fallback);
+    size_t self[] = {layer.position};
+    std::unique_ptr<Model> onlyQuantized = withOnlyLayersQuantized(model, self);
     entry.onlyQuantized = worstOf(outputErrors(onlyQuantized->graph(), samples, reference));
     if (measureOnlyFloat) {
-      size_t self[] = {layer.position};
       std::unique_ptr<Model> onlyFloat = withLayersInFloat(model, self, fallback);
       entry.onlyFloat = worstOf(outputErrors(onlyFloat->graph(), samples, reference));
     }

@@ -1,7 +1,8 @@
 // mixed-precision: meets an output error budget by returning the most sensitive quantized
 // layers to float (or float16), one at a time, until the model's outputs are within the budget
-// of the all-float model. Layers are ranked as the sensitivity pass ranks them (output error with
-// only that layer quantized). Reports what it kept in float and the final error.
+// of the float model (every Q/DQ removed). Layers are ranked as the sensitivity pass ranks them
+// (output error with only that layer quantized). Reports what it kept in float and the final
+// error.
 #include <sstream>
 
 #include <fmt/format.h>
@@ -55,7 +56,7 @@ class MixedPrecisionPass : public Pass {
           "(seed {}); the choice of layers is only as good as that data",
           samples.size(), context.seed));
     }
-    std::unique_ptr<Model> floatModel = analysis::withLayersInFloat(model, positions);
+    std::unique_ptr<Model> floatModel = analysis::floatReference(model);
     analysis::OutputSets reference = analysis::runOutputs(floatModel->graph(), samples);
     analysis::ErrorMetrics initial =
         analysis::worstOf(analysis::outputErrors(model.graph(), samples, reference));
@@ -140,9 +141,9 @@ class MixedPrecisionPass : public Pass {
   std::string table(const analysis::ErrorBudget& budget, const analysis::ErrorMetrics& initial,
                     const std::vector<Step>& steps, bool met) const {
     std::ostringstream out;
-    out << fmt::format(
-        "qopt: mixed-precision: budget cosine >= {}{}; against the all-float model:\n",
-        budget.cosine, budget.sqnrDb >= 0 ? fmt::format(", SQNR >= {} dB", budget.sqnrDb) : "");
+    out << fmt::format("qopt: mixed-precision: budget cosine >= {}{}; against the float model:\n",
+                       budget.cosine,
+                       budget.sqnrDb >= 0 ? fmt::format(", SQNR >= {} dB", budget.sqnrDb) : "");
     analysis::TextTable t(
         {">step", "kept in " + fallback_.spelling(), "op", ">cosine", ">SQNR(dB)", ">MSE"});
     t.addRow({"0", "(none)", "", analysis::formatMetric(initial.cosine, 6),

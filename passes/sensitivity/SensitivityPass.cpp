@@ -1,6 +1,6 @@
 // sensitivity: for each quantized layer (a weighted op reading through DequantizeLinear), the
 // output error when only that layer is quantized and when only it is left in float, against the
-// model with every such layer in float; ranked most sensitive first. Read-only: publishes
+// float model (every Q/DQ removed); ranked most sensitive first. Read-only: publishes
 // results["sensitivity"] and prints the table.
 #include <sstream>
 
@@ -45,7 +45,7 @@ class SensitivityPass : public Pass {
           "which ranks layers less reliably than real data",
           samples.size(), context.seed));
     }
-    std::unique_ptr<Model> floatModel = analysis::withLayersInFloat(model, positions, *fallback_);
+    std::unique_ptr<Model> floatModel = analysis::floatReference(model);
     analysis::OutputSets reference = analysis::runOutputs(floatModel->graph(), samples);
     analysis::SensitivityResult measured =
         analysis::measureSensitivity(model, samples, reference, *onlyFloat_, *fallback_);

@@ -37,8 +37,7 @@ TEST(SensitivityTest, RanksTheSaturatingLayerFirst) {
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 4, 0);
   std::vector<size_t> all = quantizedLayerPositions(*model);
   ASSERT_EQ(all.size(), 3u);
-  auto floatModel = withLayersInFloat(*model, all);
-  OutputSets reference = runOutputs(floatModel->graph(), samples);
+  OutputSets reference = runOutputs(floatReference(*model)->graph(), samples);
   SensitivityResult result = measureSensitivity(*model, samples, reference, true);
   ASSERT_EQ(result.layers.size(), 3u);
   EXPECT_EQ(result.layers[0].name, "second");
@@ -64,6 +63,56 @@ TEST(SensitivityTest, AllFloatCopyHasNoQuantizedLayersAndLeavesTheOriginalAlone)
   // The float copy compared with itself has no error.
   ErrorMetrics self = worstOf(outputErrors(floatModel->graph(), samples, reference));
   EXPECT_EQ(self.mse, 0.0);
+}
+
+// ONNX Runtime's QDQ layout quantizes every op's output; the next layer re-quantizes the same
+// values on the same grid. A layer's own input Q/DQ then changes nothing unless the pairs it
+// does not own are removed too, which withOnlyLayersQuantized does.
+constexpr const char* kRequantized = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,4,4] x) => (float[1,2,4,4] y)
+<int8[2,2,1,1] wq = {100, 20, -30, 90}, float ws = {0.01}, int8 z = {0}, float coarse = {0.25}>
+{
+  aq = QuantizeLinear(x, coarse, z)
+  ad = DequantizeLinear(aq, coarse, z)
+  r = Relu(ad)
+  rq = QuantizeLinear(r, coarse, z)
+  rd = DequantizeLinear(rq, coarse, z)
+  w = DequantizeLinear(wq, ws, z)
+  y = Conv <kernel_shape = [1, 1]> (rd, w)
+}
+)";
+
+TEST(SensitivityTest, OnlyTheLayersOwnQuantizationIsKept) {
+  auto model = parse(kRequantized);
+  std::vector<size_t> positions = quantizedLayerPositions(*model);
+  ASSERT_EQ(positions.size(), 1u);
+  auto reference = floatReference(*model);
+  EXPECT_EQ(reference->graph().findValue("ad"), nullptr);  // the Relu's pair went too
+  EXPECT_EQ(reference->graph().findValue("rd"), nullptr);
+  auto only = withOnlyLayersQuantized(*model, positions);
+  EXPECT_EQ(only->graph().findValue("ad"), nullptr);
+  EXPECT_NE(only->graph().findValue("rd"), nullptr);
+  std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 4, 0);
+  OutputSets floatOutputs = runOutputs(reference->graph(), samples);
+  ErrorMetrics m = worstOf(outputErrors(only->graph(), samples, floatOutputs));
+  EXPECT_GT(m.mse, 0.0);  // the layer's own rounding shows
+  SensitivityResult result = measureSensitivity(*model, samples, floatOutputs, false);
+  EXPECT_EQ(result.layers[0].onlyQuantized.mse, m.mse);
+}
+
+TEST(SensitivityTest, QuantizedGraphOutputsBecomeFloatInTheReference) {
+  auto model = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[4] x) => (float[4] y) <float s = {0.5}, int8 z = {0}>
+{
+  q = QuantizeLinear(x, s, z)
+  y = DequantizeLinear(q, s, z)
+}
+)");
+  auto reference = floatReference(*model);
+  EXPECT_EQ(reference->graph().outputs()[0]->name(), "x");
+  EXPECT_EQ(reference->graph().numNodes(), 0u);
 }
 
 }  // namespace

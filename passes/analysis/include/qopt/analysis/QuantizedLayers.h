@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "qopt/ir/Graph.h"
@@ -47,6 +48,11 @@ struct BypassResult {
 /// erased. An input that cannot be returned (a constant computed in ways not evaluated here, a
 /// DequantizeLinear of a run-time tensor) stays quantized and is listed in `kept`.
 BypassResult returnToFloat(Node& node, FloatFallback fallback = FloatFallback::Float);
+
+/// Returns every node of `graph` except those in `keep` (and the Q/DQ nodes themselves) to float,
+/// and graph outputs computed by DequantizeLinear(QuantizeLinear(x)) become x: what is left
+/// quantized is exactly what the kept nodes read. With `keep` empty: the float model.
+void removeQuantization(Graph& graph, const std::unordered_set<const Node*>& keep);
 
 /// The values of DequantizeLinear(x, scale, zero point) for constant inputs, computed in double
 /// and rounded once to the scale's type (per tensor, per axis and blocked layouts). x may also be

@@ -1,7 +1,6 @@
 // How much each quantized layer (QuantizedLayers.h) costs in output accuracy: the output error
 // when only that layer is quantized and when only it is left in float, measured against the
-// model with every quantized layer returned to float. Shared by the sensitivity and
-// mixed-precision passes.
+// float model (every Q/DQ removed). Shared by the sensitivity and mixed-precision passes.
 #pragma once
 
 #include <memory>
@@ -20,6 +19,15 @@ namespace qopt::analysis {
 std::unique_ptr<Model> withLayersInFloat(const Model& model, std::span<const size_t> positions,
                                          FloatFallback fallback = FloatFallback::Float);
 
+/// A copy of `model` in which only the layers at `positions` still read quantized values: every
+/// other Q/DQ is removed (removeQuantization), including pairs no layer owns (on Add inputs,
+/// on outputs), so that re-quantization elsewhere cannot hide a layer's own error.
+std::unique_ptr<Model> withOnlyLayersQuantized(const Model& model,
+                                               std::span<const size_t> positions);
+
+/// The float model: every Q/DQ of `model` removed, weights dequantized.
+std::unique_ptr<Model> floatReference(const Model& model);
+
 struct LayerSensitivity {
   std::string name;
   std::string op;
@@ -35,9 +43,8 @@ struct SensitivityResult {
   std::vector<LayerSensitivity> layers;
 };
 
-/// Measures every quantized layer of `model` on `samples`; `reference` holds the outputs of the
-/// all-float copy (runOutputs of withLayersInFloat of every layer). Runs the model 1 + L times,
-/// or 1 + 2L with `measureOnlyFloat`.
+/// Measures every quantized layer of `model` on `samples`; `reference` holds the outputs of
+/// floatReference(model). Runs the model 1 + L times, or 1 + 2L with `measureOnlyFloat`.
 SensitivityResult measureSensitivity(const Model& model, std::span<const Sample> samples,
                                      const OutputSets& reference, bool measureOnlyFloat,
                                      FloatFallback fallback = FloatFallback::Float);
