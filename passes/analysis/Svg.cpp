@@ -28,6 +28,12 @@ double tickStep(double span, int count) {
   return 10 * power;
 }
 
+// Long tensor names keep their end, which names the op ("..._output_0").
+std::string shortened(const std::string& text, size_t maxChars) {
+  if (text.size() <= maxChars) return text;
+  return "..." + text.substr(text.size() - (maxChars - 3));
+}
+
 }  // namespace
 
 std::string escapeXml(std::string_view text) {
@@ -132,9 +138,11 @@ std::string layerErrorChart(const std::vector<LayerErrorPoint>& points,
       svg += fmt::format(
           "<line class=\"divergence\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" "
           "stroke=\"{3}\" stroke-width=\"2\"/><text x=\"{0}\" y=\"{4}\" "
-          "font-size=\"11\" fill=\"{3}\" text-anchor=\"middle\">first divergence: "
-          "{5}</text>\n",
-          number(x), top, top + plotH, kFlagColor, top - 6, escapeXml(p.label));
+          "font-size=\"11\" fill=\"{3}\" text-anchor=\"{6}\">first divergence: "
+          "{5}<title>{7}</title></text>\n",
+          number(x), top, top + plotH, kFlagColor, top - 6, escapeXml(shortened(p.label, 60)),
+          x < left + plotW / 3 ? "start" : (x > left + 2 * plotW / 3 ? "end" : "middle"),
+          escapeXml(p.label));
     }
     std::string sqnr = std::isfinite(p.sqnrDb) ? fmt::format("{:.2f} dB", p.sqnrDb) : "no error";
     svg += fmt::format(
@@ -172,8 +180,8 @@ std::string histogramOverlayChart(const std::string& title, double low, double b
       "<svg class=\"chart histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
       "height=\"{1}\" viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"value histograms\">\n",
       width, height);
-  svg +=
-      fmt::format("<text x=\"{}\" y=\"15\" font-size=\"12\">{}</text>\n", left, escapeXml(title));
+  svg += fmt::format("<text x=\"{}\" y=\"15\" font-size=\"12\">{}<title>{}</title></text>\n", left,
+                     escapeXml(shortened(title, 34)), escapeXml(title));
   if (!reference.empty() && !actual.empty()) {
     svg += fmt::format(
         "<path class=\"reference\" d=\"{}\" fill=\"{}\" fill-opacity=\"0.35\" "

@@ -45,6 +45,13 @@ TEST(SvgTest, HistogramOverlayDrawsBothDistributions) {
   EXPECT_NE(svg.find(">1<"), std::string::npos);   // high edge: -1 + 4 * 0.5
 }
 
+TEST(SvgTest, LongTitlesKeepTheirEndWithTheFullNameOnHover) {
+  std::string name = "/features/features.8/conv/conv.1/conv.1.0/Conv_output_0_DequantizeLinear";
+  std::string svg = histogramOverlayChart(name, 0, 1, {1}, {1});
+  EXPECT_NE(svg.find(">.../Conv_output_0_DequantizeLinear<title>" + name + "</title>"),
+            std::string::npos);
+}
+
 TEST(SvgTest, StackedBarSkipsEmptySegments) {
   std::string svg =
       stackedBar({{"INT8", 0.75, "#0a0"}, {"FP16", 0.0, "#00a"}, {"FP32", 0.25, "#777"}});
