@@ -60,14 +60,26 @@ void IrPrinter::passFinished(const PassRun& run, const Model& model, PassContext
 // ---------------------------------------------------------------------------------------------
 // EachPassVerifier
 
-void EachPassVerifier::passFinished(const PassRun& run, const Model& model, PassContext&) {
+namespace {
+
+void throwFirstIssue(const Model& model, ErrorKind kind, const std::string& when) {
   std::vector<VerifyIssue> issues = verifyModel(model);
   if (issues.empty()) return;
   std::string more =
       issues.size() > 1 ? fmt::format(" (and {} more problems)", issues.size() - 1) : std::string();
-  throw Error(ErrorKind::Verification, model.sourcePath, issues[0].subject,
-              fmt::format("the IR is not valid after pass '{}': {}{}", run.pass.name(),
-                          issues[0].message, more));
+  throw Error(kind, model.sourcePath, issues[0].subject,
+              fmt::format("{}: {}{}", when, issues[0].message, more));
+}
+
+}  // namespace
+
+void EachPassVerifier::pipelineStarted(const Pipeline&, const Model& model, PassContext&) {
+  throwFirstIssue(model, ErrorKind::Input, "the input model is not valid");
+}
+
+void EachPassVerifier::passFinished(const PassRun& run, const Model& model, PassContext&) {
+  throwFirstIssue(model, ErrorKind::Verification,
+                  fmt::format("the IR is not valid after pass '{}'", run.pass.name()));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -228,5 +228,24 @@ TEST(PassManager, VerifierStopsAfterThePassThatBrokeTheIr) {
   EXPECT_EQ(recorder.log.back(), "before misorder");
 }
 
+TEST(PassManager, VerifierBlamesABrokenInputOnTheInput) {
+  PassManager manager(parsePipeline("noop", registry()));
+  EachPassVerifier verifier;
+  Recorder recorder;
+  manager.addInstrumentation(verifier);
+  manager.addInstrumentation(recorder);
+  auto model = chainModel();
+  model->graph().lastNode()->moveBefore(model->graph().firstNode());
+  try {
+    manager.run(*model, *std::make_unique<PassContext>());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("the input model is not valid"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(recorder.log.empty());
+}
+
 }  // namespace
 }  // namespace qopt

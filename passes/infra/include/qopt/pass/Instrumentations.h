@@ -41,10 +41,12 @@ class IrPrinter : public PassInstrumentation {
   std::vector<std::string> passNames_;
 };
 
-/// --verify-each: the structural verifier (Verifier.h) after every pass; the first problem stops
-/// the pipeline with a qopt::Error (Verification) naming the pass.
+/// --verify-each: the structural verifier (Verifier.h) on the input, so that a broken input is
+/// not blamed on the first pass (qopt::Error, Input), then after every pass; the first problem
+/// stops the pipeline with a qopt::Error (Verification) naming the pass.
 class EachPassVerifier : public PassInstrumentation {
  public:
+  void pipelineStarted(const Pipeline& pipeline, const Model& model, PassContext& context) override;
   void passFinished(const PassRun& run, const Model& model, PassContext& context) override;
 };
 
