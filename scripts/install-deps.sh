@@ -13,6 +13,7 @@ PACKAGES=(
   libopenblas-dev libeigen3-dev libdnnl-dev
   python3 python3-onnx python3-numpy
   nodejs npm
+  chromium
 )
 
 SUDO=""
