@@ -20,7 +20,8 @@ DEFINE_bool(print_pipeline, false,
 DEFINE_bool(list_passes, false, "List the available passes with their options and exit");
 DEFINE_string(load_pass_plugin, "", "Load a pass plugin module (repeatable)");
 DEFINE_string(target, "tensorrt", "Deployment target: tensorrt, ort or generic");
-DEFINE_string(trt_version, "10.3", "TensorRT version the output is meant for (with --target=tensorrt)");
+DEFINE_string(trt_version, "10.3",
+              "TensorRT version the output is meant for (with --target=tensorrt)");
 DEFINE_string(calib_data, "", "Calibration inputs (file or folder) for passes that calibrate");
 DEFINE_string(eval_data, "", "Evaluation inputs for passes that measure accuracy");
 DEFINE_string(input_shapes, "", "Fix dynamic input dims: name:1x3x224x224,other:1x10");
@@ -64,7 +65,9 @@ std::vector<std::string> ourFlagNames() {
   return names;
 }
 
-Error usage(const std::string& message) { return Error(message, ErrorKind::Usage); }
+Error usage(const std::string& message) {
+  return Error(message, ErrorKind::Usage);
+}
 
 void appendCommaSeparated(std::vector<std::string>& out, const std::string& text) {
   size_t pos = 0;
@@ -142,7 +145,8 @@ DriverOptions parseCommandLine(int argc, char** argv) {
     }
     if (key == "p") options.pipelineGiven = true;
     if (gflags::SetCommandLineOption(key.c_str(), value->c_str()).empty()) {
-      throw usage(fmt::format("bad value '{}' for option '{}' ({} expected)", *value, flag, info.type));
+      throw usage(
+          fmt::format("bad value '{}' for option '{}' ({} expected)", *value, flag, info.type));
     }
   }
 
@@ -182,8 +186,8 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   }
   if (isExplicit("trt_version")) {
     if (!options.target.isTensorRT()) {
-      throw usage(fmt::format("--trt-version applies to --target=tensorrt, not --target={}",
-                              FLAGS_target));
+      throw usage(
+          fmt::format("--trt-version applies to --target=tensorrt, not --target={}", FLAGS_target));
     }
     try {
       options.target.trtVersion = parseTrtVersion(FLAGS_trt_version);

@@ -20,7 +20,7 @@ struct DriverOptions {
 
   std::string pipelineText;  // -p
   bool pipelineGiven = false;
-  std::string pipelineFile;  // --pipeline-file
+  std::string pipelineFile;              // --pipeline-file
   std::vector<std::string> pluginFiles;  // --load-pass-plugin (repeatable)
 
   Target target;
@@ -35,7 +35,7 @@ struct DriverOptions {
   bool verifyEach = false;
   std::string reportFile;
   std::string reportHtmlFile;  // --report-html
-  std::string emit = "onnx";  // onnx | text
+  std::string emit = "onnx";   // onnx | text
   bool inPlace = false;
   Verbosity verbosity = Verbosity::Normal;
 

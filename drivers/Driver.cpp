@@ -28,7 +28,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Error usage(const std::string& message) { return Error(message, ErrorKind::Usage); }
+Error usage(const std::string& message) {
+  return Error(message, ErrorKind::Usage);
+}
 
 // Built-in modules first, then QOPT_PLUGIN_PATH, then --load-pass-plugin, all through the same
 // loader: a duplicate pass name anywhere is an error naming both modules.
@@ -101,7 +103,8 @@ void configureContext(const DriverOptions& options, PassContext& context, std::o
   context.seed = options.seed;
   context.data.calibData = options.calibData;
   context.data.evalData = options.evalData;
-  if (!options.inputShapes.empty()) context.data.inputShapes = parseInputShapes(options.inputShapes);
+  if (!options.inputShapes.empty())
+    context.data.inputShapes = parseInputShapes(options.inputShapes);
   context.diagnostics().setSink(&err);
   context.diagnostics().setVerbosity(options.verbosity);
 }

@@ -60,12 +60,12 @@ std::optional<DataType> parseDataType(std::string_view name) {
   std::transform(upper.begin(), upper.end(), upper.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   static constexpr std::pair<std::string_view, DataType> kAliases[] = {
-      {"FLOAT32", DataType::Float}, {"FP32", DataType::Float},      {"F32", DataType::Float},
-      {"FP16", DataType::Float16},  {"F16", DataType::Float16},     {"HALF", DataType::Float16},
-      {"BF16", DataType::BFloat16}, {"FLOAT64", DataType::Double},  {"F64", DataType::Double},
-      {"FP64", DataType::Double},   {"I8", DataType::Int8},         {"U8", DataType::UInt8},
-      {"I32", DataType::Int32},     {"I64", DataType::Int64},       {"I16", DataType::Int16},
-      {"U16", DataType::UInt16},    {"U32", DataType::UInt32},      {"U64", DataType::UInt64},
+      {"FLOAT32", DataType::Float}, {"FP32", DataType::Float},     {"F32", DataType::Float},
+      {"FP16", DataType::Float16},  {"F16", DataType::Float16},    {"HALF", DataType::Float16},
+      {"BF16", DataType::BFloat16}, {"FLOAT64", DataType::Double}, {"F64", DataType::Double},
+      {"FP64", DataType::Double},   {"I8", DataType::Int8},        {"U8", DataType::UInt8},
+      {"I32", DataType::Int32},     {"I64", DataType::Int64},      {"I16", DataType::Int16},
+      {"U16", DataType::UInt16},    {"U32", DataType::UInt32},     {"U64", DataType::UInt64},
   };
   for (const auto& [alias, type] : kAliases) {
     if (upper == alias) return type;

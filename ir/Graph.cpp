@@ -89,7 +89,9 @@ void Value::replaceAllUsesExcept(Value* other, const Node* except) {
   for (ModelObserver* o : graph_->model().observers_) o->valueReplaced(this, other);
 }
 
-void Value::replaceAllUsesWith(Value* other) { replaceAllUsesExcept(other, nullptr); }
+void Value::replaceAllUsesWith(Value* other) {
+  replaceAllUsesExcept(other, nullptr);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Node
@@ -115,7 +117,8 @@ std::string Node::describe() const {
   std::string op = domain_.empty() ? opType_ : domain_ + "::" + opType_;
   if (!name_.empty()) return fmt::format("node '{}' ({})", name_, op);
   Value* first = output(0);
-  if (first && !first->isAbsent()) return fmt::format("node producing '{}' ({})", first->name(), op);
+  if (first && !first->isAbsent())
+    return fmt::format("node producing '{}' ({})", first->name(), op);
   return fmt::format("unnamed node ({})", op);
 }
 
@@ -310,7 +313,9 @@ Graph::~Graph() {
   }
 }
 
-Graph* Graph::parentGraph() const { return parent_ ? parent_->graph() : nullptr; }
+Graph* Graph::parentGraph() const {
+  return parent_ ? parent_->graph() : nullptr;
+}
 
 int Graph::depth() const {
   int d = 0;
@@ -329,16 +334,22 @@ void Graph::linkBefore(Node* node, Node* pos) {
   }
   node->next_ = pos;
   node->prev_ = pos->prev_;
-  if (pos->prev_) pos->prev_->next_ = node;
-  else first_ = node;
+  if (pos->prev_)
+    pos->prev_->next_ = node;
+  else
+    first_ = node;
   pos->prev_ = node;
 }
 
 void Graph::unlinkNode(Node* node) {
-  if (node->prev_) node->prev_->next_ = node->next_;
-  else first_ = node->next_;
-  if (node->next_) node->next_->prev_ = node->prev_;
-  else last_ = node->prev_;
+  if (node->prev_)
+    node->prev_->next_ = node->next_;
+  else
+    first_ = node->next_;
+  if (node->next_)
+    node->next_->prev_ = node->prev_;
+  else
+    last_ = node->prev_;
   node->prev_ = node->next_ = nullptr;
 }
 
@@ -408,7 +419,9 @@ void Graph::registerName(Value* value) {
   model_->claimName(value->name_);
 }
 
-void Graph::unregisterName(Value* value) { unregisterNameOf(value->name_, value); }
+void Graph::unregisterName(Value* value) {
+  unregisterNameOf(value->name_, value);
+}
 
 void Graph::unregisterNameOf(const std::string& name, Value* value) {
   if (name.empty()) return;
@@ -697,7 +710,9 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
 
 Model::Model() : graph_(std::make_unique<Graph>(this, nullptr)) {}
 
-Model::~Model() { graph_.reset(); }
+Model::~Model() {
+  graph_.reset();
+}
 
 std::optional<int64_t> Model::opsetVersion(std::string_view domain) const {
   std::string_view d = domain == "ai.onnx" ? std::string_view() : domain;
@@ -725,7 +740,9 @@ bool Model::isNameUsed(std::string_view name) const {
   return it != usedNames_.end() && it->second > 0;
 }
 
-void Model::claimName(const std::string& name) { ++usedNames_[name]; }
+void Model::claimName(const std::string& name) {
+  ++usedNames_[name];
+}
 
 void Model::releaseName(const std::string& name) {
   auto it = usedNames_.find(name);
@@ -733,7 +750,9 @@ void Model::releaseName(const std::string& name) {
   if (--it->second == 0) usedNames_.erase(it);
 }
 
-void Model::claimNodeName(const std::string& name) { ++usedNodeNames_[name]; }
+void Model::claimNodeName(const std::string& name) {
+  ++usedNodeNames_[name];
+}
 
 std::string Model::freshName(std::unordered_map<std::string, uint32_t>& used,
                              std::unordered_map<std::string, uint64_t>& counters,
@@ -757,9 +776,13 @@ std::string Model::uniqueNodeName(std::string_view base) {
   return name;
 }
 
-void Model::addObserver(ModelObserver* observer) { observers_.push_back(observer); }
+void Model::addObserver(ModelObserver* observer) {
+  observers_.push_back(observer);
+}
 
-void Model::removeObserver(ModelObserver* observer) { std::erase(observers_, observer); }
+void Model::removeObserver(ModelObserver* observer) {
+  std::erase(observers_, observer);
+}
 
 std::unique_ptr<Model> Model::clone() const {
   auto copy = std::make_unique<Model>();

@@ -99,7 +99,8 @@ std::shared_ptr<const Buffer> Buffer::mapFile(const std::filesystem::path& file,
   auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   uint64_t alignedOffset = offset - offset % page;
   size_t mapLength = static_cast<size_t>(length + (offset - alignedOffset));
-  void* base = mmap(nullptr, mapLength, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(alignedOffset));
+  void* base =
+      mmap(nullptr, mapLength, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(alignedOffset));
   if (base == MAP_FAILED) {
     throw Error(ErrorKind::Input, file.string(), {},
                 fmt::format("cannot map external data: {}", std::strerror(errno)));
@@ -116,10 +117,11 @@ uint16_t floatToHalfBits(float value) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t absx = x & 0x7FFFFFFFu;
   if (absx >= 0x7F800000u) {  // inf or nan
-    return static_cast<uint16_t>(sign | 0x7C00u | (absx > 0x7F800000u ? 0x200u | ((absx >> 13) & 0x3FFu) : 0));
+    return static_cast<uint16_t>(sign | 0x7C00u |
+                                 (absx > 0x7F800000u ? 0x200u | ((absx >> 13) & 0x3FFu) : 0));
   }
   if (absx >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to inf
-  if (absx < 0x38800000u) {  // subnormal half or zero
+  if (absx < 0x38800000u) {                                               // subnormal half or zero
     // Add the value to 0.5 (as float) so the FPU's round-to-nearest-even does the work.
     float f = std::bit_cast<float>(absx) + 0.5f;
     return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(f) - 0x3F000000u));
@@ -166,18 +168,23 @@ struct MiniFloat {
   int expBits;
   int mantBits;
   int bias;
-  bool fnuz;       // NaN is 0x80 only, no negative zero, no infinity
-  bool hasInf;     // IEEE-like infinities (E5M2)
-  bool allOnesNan; // E4M3FN: S.1111.111 is NaN, no infinity
+  bool fnuz;        // NaN is 0x80 only, no negative zero, no infinity
+  bool hasInf;      // IEEE-like infinities (E5M2)
+  bool allOnesNan;  // E4M3FN: S.1111.111 is NaN, no infinity
 };
 
 MiniFloat miniFloatOf(DataType type) {
   switch (type) {
-    case DataType::Float8E4M3FN: return {4, 3, 7, false, false, true};
-    case DataType::Float8E4M3FNUZ: return {4, 3, 8, true, false, false};
-    case DataType::Float8E5M2: return {5, 2, 15, false, true, false};
-    case DataType::Float8E5M2FNUZ: return {5, 2, 16, true, false, false};
-    default: return {2, 1, 1, false, false, false};  // Float4E2M1
+    case DataType::Float8E4M3FN:
+      return {4, 3, 7, false, false, true};
+    case DataType::Float8E4M3FNUZ:
+      return {4, 3, 8, true, false, false};
+    case DataType::Float8E5M2:
+      return {5, 2, 15, false, true, false};
+    case DataType::Float8E5M2FNUZ:
+      return {5, 2, 16, true, false, false};
+    default:
+      return {2, 1, 1, false, false, false};  // Float4E2M1
   }
 }
 
@@ -261,19 +268,32 @@ void storeAs(std::byte* p, T v) {
 
 double decodeElement(DataType type, const std::byte* data, uint64_t i, const std::string& name) {
   switch (type) {
-    case DataType::Float: return loadAs<float>(data + i * 4);
-    case DataType::Double: return loadAs<double>(data + i * 8);
-    case DataType::Float16: return halfBitsToFloat(loadAs<uint16_t>(data + i * 2));
-    case DataType::BFloat16: return bfloat16BitsToFloat(loadAs<uint16_t>(data + i * 2));
-    case DataType::Int8: return loadAs<int8_t>(data + i);
-    case DataType::UInt8: return loadAs<uint8_t>(data + i);
-    case DataType::Bool: return loadAs<uint8_t>(data + i) != 0 ? 1.0 : 0.0;
-    case DataType::Int16: return loadAs<int16_t>(data + i * 2);
-    case DataType::UInt16: return loadAs<uint16_t>(data + i * 2);
-    case DataType::Int32: return loadAs<int32_t>(data + i * 4);
-    case DataType::UInt32: return loadAs<uint32_t>(data + i * 4);
-    case DataType::Int64: return static_cast<double>(loadAs<int64_t>(data + i * 8));
-    case DataType::UInt64: return static_cast<double>(loadAs<uint64_t>(data + i * 8));
+    case DataType::Float:
+      return loadAs<float>(data + i * 4);
+    case DataType::Double:
+      return loadAs<double>(data + i * 8);
+    case DataType::Float16:
+      return halfBitsToFloat(loadAs<uint16_t>(data + i * 2));
+    case DataType::BFloat16:
+      return bfloat16BitsToFloat(loadAs<uint16_t>(data + i * 2));
+    case DataType::Int8:
+      return loadAs<int8_t>(data + i);
+    case DataType::UInt8:
+      return loadAs<uint8_t>(data + i);
+    case DataType::Bool:
+      return loadAs<uint8_t>(data + i) != 0 ? 1.0 : 0.0;
+    case DataType::Int16:
+      return loadAs<int16_t>(data + i * 2);
+    case DataType::UInt16:
+      return loadAs<uint16_t>(data + i * 2);
+    case DataType::Int32:
+      return loadAs<int32_t>(data + i * 4);
+    case DataType::UInt32:
+      return loadAs<uint32_t>(data + i * 4);
+    case DataType::Int64:
+      return static_cast<double>(loadAs<int64_t>(data + i * 8));
+    case DataType::UInt64:
+      return static_cast<double>(loadAs<uint64_t>(data + i * 8));
     case DataType::Float8E4M3FN:
     case DataType::Float8E4M3FNUZ:
     case DataType::Float8E5M2:
@@ -362,7 +382,9 @@ void Tensor::load() const {
   }
 }
 
-bool Tensor::isLoaded() const { return bytes_ != nullptr; }
+bool Tensor::isLoaded() const {
+  return bytes_ != nullptr;
+}
 
 std::span<const std::byte> Tensor::rawBytes() const {
   if (!bytes_) load();
@@ -414,14 +436,15 @@ std::vector<double> Tensor::toDoubles() const {
   uint64_t n = numElements();
   auto bytes = rawBytes();
   auto needed = dataTypeStorageBytes(type_, n);
-  if (type_ == DataType::String || type_ == DataType::Complex64 ||
-      type_ == DataType::Complex128 || type_ == DataType::Undefined) {
+  if (type_ == DataType::String || type_ == DataType::Complex64 || type_ == DataType::Complex128 ||
+      type_ == DataType::Undefined) {
     throw Error(ErrorKind::Input, {}, fmt::format("tensor '{}'", name_),
                 fmt::format("values of type {} cannot be read as numbers", dataTypeName(type_)));
   }
   if (!needed || bytes.size() < *needed) {
-    throw Error(ErrorKind::Input, {}, fmt::format("tensor '{}'", name_),
-                fmt::format("holds {} bytes, its shape needs {}", bytes.size(), needed.value_or(0)));
+    throw Error(
+        ErrorKind::Input, {}, fmt::format("tensor '{}'", name_),
+        fmt::format("holds {} bytes, its shape needs {}", bytes.size(), needed.value_or(0)));
   }
   std::vector<double> out(n);
   for (uint64_t i = 0; i < n; ++i) out[i] = decodeElement(type_, bytes.data(), i, name_);
@@ -458,7 +481,8 @@ std::vector<int64_t> Tensor::toInt64s() const {
   return out;
 }
 
-Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims, std::span<const double> values) {
+Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims,
+                           std::span<const double> values) {
   Tensor t(type, std::move(dims));
   auto size = dataTypeStorageBytes(type, values.size());
   if (!size || type == DataType::String || type == DataType::Complex64 ||
@@ -471,21 +495,45 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims, std::span<c
   for (size_t i = 0; i < values.size(); ++i) {
     double v = values[i];
     switch (type) {
-      case DataType::Float: storeAs(out + i * 4, static_cast<float>(v)); break;
-      case DataType::Double: storeAs(out + i * 8, v); break;
-      case DataType::Float16: storeAs(out + i * 2, floatToHalfBits(toFloatRoundToOdd(v))); break;
+      case DataType::Float:
+        storeAs(out + i * 4, static_cast<float>(v));
+        break;
+      case DataType::Double:
+        storeAs(out + i * 8, v);
+        break;
+      case DataType::Float16:
+        storeAs(out + i * 2, floatToHalfBits(toFloatRoundToOdd(v)));
+        break;
       case DataType::BFloat16:
         storeAs(out + i * 2, floatToBFloat16Bits(toFloatRoundToOdd(v)));
         break;
-      case DataType::Int8: storeAs(out + i, saturate<int8_t>(v)); break;
-      case DataType::UInt8: storeAs(out + i, saturate<uint8_t>(v)); break;
-      case DataType::Bool: storeAs(out + i, static_cast<uint8_t>(v != 0.0)); break;
-      case DataType::Int16: storeAs(out + i * 2, saturate<int16_t>(v)); break;
-      case DataType::UInt16: storeAs(out + i * 2, saturate<uint16_t>(v)); break;
-      case DataType::Int32: storeAs(out + i * 4, saturate<int32_t>(v)); break;
-      case DataType::UInt32: storeAs(out + i * 4, saturate<uint32_t>(v)); break;
-      case DataType::Int64: storeAs(out + i * 8, saturate<int64_t>(v)); break;
-      case DataType::UInt64: storeAs(out + i * 8, saturate<uint64_t>(v)); break;
+      case DataType::Int8:
+        storeAs(out + i, saturate<int8_t>(v));
+        break;
+      case DataType::UInt8:
+        storeAs(out + i, saturate<uint8_t>(v));
+        break;
+      case DataType::Bool:
+        storeAs(out + i, static_cast<uint8_t>(v != 0.0));
+        break;
+      case DataType::Int16:
+        storeAs(out + i * 2, saturate<int16_t>(v));
+        break;
+      case DataType::UInt16:
+        storeAs(out + i * 2, saturate<uint16_t>(v));
+        break;
+      case DataType::Int32:
+        storeAs(out + i * 4, saturate<int32_t>(v));
+        break;
+      case DataType::UInt32:
+        storeAs(out + i * 4, saturate<uint32_t>(v));
+        break;
+      case DataType::Int64:
+        storeAs(out + i * 8, saturate<int64_t>(v));
+        break;
+      case DataType::UInt64:
+        storeAs(out + i * 8, saturate<uint64_t>(v));
+        break;
       case DataType::Float8E4M3FN:
       case DataType::Float8E4M3FNUZ:
       case DataType::Float8E5M2:
@@ -511,7 +559,8 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims, std::span<c
                                                : ((byte & 0x0Fu) | (nibble << 4)));
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   t.setRawBytes(Buffer::fromString(std::move(bytes)));

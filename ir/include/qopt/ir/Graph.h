@@ -104,8 +104,8 @@ class Value {
   uint32_t outputIndex_ = 0;
   std::vector<Use> uses_;
   TensorPtr initializer_;
-  uint32_t outputRefs_ = 0;    // times listed in the graph's outputs
-  size_t poolIndex_ = 0;       // position in the graph's value pool (O(1) erase)
+  uint32_t outputRefs_ = 0;      // times listed in the graph's outputs
+  size_t poolIndex_ = 0;         // position in the graph's value pool (O(1) erase)
   bool alsoGraphInput_ = false;  // an initializer also listed as a graph input (IR < 4 style)
   size_t initializerSlot_ = 0;   // position in the graph's initializer list (O(1) erase)
 };

@@ -96,9 +96,11 @@ class Tensor {
 
   /// Builds a tensor of `type` from doubles, rounding to nearest even for floating point types
   /// and saturating integer types.
-  static Tensor fromDoubles(DataType type, std::vector<int64_t> dims, std::span<const double> values);
+  static Tensor fromDoubles(DataType type, std::vector<int64_t> dims,
+                            std::span<const double> values);
   static Tensor fromFloats(std::vector<int64_t> dims, std::span<const float> values);
-  static Tensor fromInt64s(DataType type, std::vector<int64_t> dims, std::span<const int64_t> values);
+  static Tensor fromInt64s(DataType type, std::vector<int64_t> dims,
+                           std::span<const int64_t> values);
   template <class T>
   static Tensor fromPod(DataType type, std::vector<int64_t> dims, std::span<const T> values) {
     Tensor t(type, std::move(dims));
