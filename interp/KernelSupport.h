@@ -169,9 +169,10 @@ decltype(auto) dispatchFloat(DataType type, Fn&& fn) {
   }
 }
 
-/// Integer types (not bool).
+namespace detail {
+/// The integer cases shared by the dispatchers below; `what` names the accepted types.
 template <class Fn>
-decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
+decltype(auto) dispatchIntegerOrFail(DataType type, Fn&& fn, const char* what) {
   switch (type) {
     case DataType::Int8:
       return fn(TypeTag<int8_t>{});
@@ -190,8 +191,15 @@ decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
     case DataType::UInt64:
       return fn(TypeTag<uint64_t>{});
     default:
-      unsupportedType(type, "here (integer types only)");
+      unsupportedType(type, what);
   }
+}
+}  // namespace detail
+
+/// Integer types (not bool).
+template <class Fn>
+decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
+  return detail::dispatchIntegerOrFail(type, std::forward<Fn>(fn), "here (integer types only)");
 }
 
 /// Floating point and integer types (not bool).
@@ -206,24 +214,8 @@ decltype(auto) dispatchNumeric(DataType type, Fn&& fn) {
       return fn(TypeTag<Half>{});
     case DataType::BFloat16:
       return fn(TypeTag<BFloat16>{});
-    case DataType::Int8:
-      return fn(TypeTag<int8_t>{});
-    case DataType::UInt8:
-      return fn(TypeTag<uint8_t>{});
-    case DataType::Int16:
-      return fn(TypeTag<int16_t>{});
-    case DataType::UInt16:
-      return fn(TypeTag<uint16_t>{});
-    case DataType::Int32:
-      return fn(TypeTag<int32_t>{});
-    case DataType::UInt32:
-      return fn(TypeTag<uint32_t>{});
-    case DataType::Int64:
-      return fn(TypeTag<int64_t>{});
-    case DataType::UInt64:
-      return fn(TypeTag<uint64_t>{});
     default:
-      unsupportedType(type, "here (numeric types only)");
+      return detail::dispatchIntegerOrFail(type, std::forward<Fn>(fn), "here (numeric types only)");
   }
 }
 

@@ -55,6 +55,15 @@ std::unique_ptr<Model> floatReference(const Model& model) {
   return withOnlyLayersQuantized(model, {});
 }
 
+FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit) {
+  FloatBaseline baseline;
+  baseline.samples = samplesFor(model.graph(), context, true, sampleLimit,
+                                sampleLimit == 0 ? 8 : sampleLimit, baseline.origin);
+  std::unique_ptr<Model> floatModel = floatReference(model);
+  baseline.reference = runOutputs(floatModel->graph(), baseline.samples);
+  return baseline;
+}
+
 std::vector<size_t> quantizedLayerPositions(const Model& model) {
   std::vector<size_t> positions;
   for (const QuantizedLayer& layer : findQuantizedLayers(model.graph())) {

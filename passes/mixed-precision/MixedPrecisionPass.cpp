@@ -46,18 +46,17 @@ class MixedPrecisionPass : public Pass {
     std::vector<size_t> positions = analysis::quantizedLayerPositions(model);
     result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
 
-    std::string origin;
-    const size_t limit = static_cast<size_t>(*samples_);
-    std::vector<analysis::Sample> samples =
-        analysis::samplesFor(model.graph(), context, true, limit, limit == 0 ? 8 : limit, origin);
-    if (origin == "random") {
+    analysis::FloatBaseline baseline =
+        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_));
+    if (baseline.randomInputs()) {
       context.diagnostics().warning(fmt::format(
           "mixed-precision: no --eval-data or --calib-data: measuring on {} random inputs "
           "(seed {}); the choice of layers is only as good as that data",
-          samples.size(), context.seed));
+          baseline.samples.size(), context.seed));
     }
-    std::unique_ptr<Model> floatModel = analysis::floatReference(model);
-    analysis::OutputSets reference = analysis::runOutputs(floatModel->graph(), samples);
+    const std::vector<analysis::Sample>& samples = baseline.samples;
+    const analysis::OutputSets& reference = baseline.reference;
+    const std::string& origin = baseline.origin;
     analysis::ErrorMetrics initial =
         analysis::worstOf(analysis::outputErrors(model.graph(), samples, reference));
 

@@ -49,6 +49,18 @@ SensitivityResult measureSensitivity(const Model& model, std::span<const Sample>
                                      const OutputSets& reference, bool measureOnlyFloat,
                                      FloatFallback fallback = FloatFallback::Float);
 
+/// What a sensitivity measurement compares against: the samples (eval data, else calibration
+/// data, else random inputs) and the float reference's outputs on them.
+struct FloatBaseline {
+  std::vector<Sample> samples;
+  OutputSets reference;
+  std::string origin;  // where the samples came from, as samplesFor says ("random": no data)
+  bool randomInputs() const { return origin == "random"; }
+};
+
+/// `sampleLimit` caps the samples read (0: all); random inputs number `sampleLimit`, or 8 when 0.
+FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit);
+
 /// The node positions of every quantized layer of `model`.
 std::vector<size_t> quantizedLayerPositions(const Model& model);
 
