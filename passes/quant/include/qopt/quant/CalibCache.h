@@ -1,0 +1,46 @@
+// TensorRT's calibration cache, the file implicit-quantization builds read:
+//
+//   TRT-<version code>-<algorithm>
+//   <tensor name>: <8 lowercase hex digits>
+//
+// The hex is the big-endian IEEE-754 bit pattern of the float32 scale amax / 127. Tensor names
+// may contain ':', so readers split at the last ": ". See ../shared/TENSORRT.md.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qopt::quant {
+
+struct CacheEntry {
+  std::string tensor;
+  float scale = 0;  // amax / 127
+};
+
+struct CalibrationCache {
+  int versionCode = 0;             // 8601 for TensorRT 8.6.1, 100300 for 10.3
+  std::string algorithm;           // EntropyCalibration2, EntropyCalibration, MinMaxCalibration,
+                                   // LegacyCalibration
+  std::vector<CacheEntry> entries;  // in file order
+};
+
+/// The header algorithm TensorRT uses for a qopt calibrator name ("entropy" ->
+/// EntropyCalibration2, "max" -> MinMaxCalibration, others -> EntropyCalibration2 as TensorRT
+/// reads any algorithm's scales the same way).
+std::string_view cacheAlgorithmFor(std::string_view calibrator);
+
+/// The cache text, entries in the given order.
+std::string formatCalibrationCache(const CalibrationCache& cache);
+/// Parses cache text. Throws qopt::Error (Input) naming `source` and the line for a bad header,
+/// a line without ": ", a hex field that is not 8 hex digits, a non-finite or negative scale, or
+/// a tensor named twice.
+CalibrationCache parseCalibrationCache(std::string_view text, std::string_view source);
+
+/// Writes atomically (temporary file, then rename); throws qopt::Error (Output) on failure.
+void writeCalibrationCache(const CalibrationCache& cache, const std::filesystem::path& path);
+/// Reads and parses; throws qopt::Error (Input) naming the file.
+CalibrationCache readCalibrationCache(const std::filesystem::path& path);
+
+}  // namespace qopt::quant

@@ -1,0 +1,105 @@
+// Calibration: the ranges of activations over a data set, and of weights from their values.
+//
+// Activations are observed in one pass over the samples. Each tensor keeps its min/max and a
+// histogram of |x| with kCalibrationBins equal-width bins starting at 0 whose upper edge is a power
+// of two that grows (merging neighbouring bins, exact for counts) as larger values arrive. The
+// final histogram therefore equals the one computed directly at the final range: it depends only
+// on the multiset of values seen, not on their order or on how samples were batched, and memory
+// per tensor is fixed. The calibrators then pick a threshold (amax) from it:
+//   max         the largest |x| seen;
+//   percentile  the p-th percentile of |x| (p = 99.99 by default), at a bin's upper edge;
+//   entropy     TensorRT's KL-divergence threshold search (EntropyCalibration2);
+//   mse         the threshold minimising the expected squared quantization error.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qopt/analysis/DataSet.h"
+#include "qopt/ir/Graph.h"
+
+namespace qopt::quant {
+
+inline constexpr int kCalibrationBins = 2048;
+
+enum class CalibratorKind { Max, Percentile, Entropy, Mse };
+
+/// "max", "percentile", "entropy", "mse".
+std::string_view calibratorName(CalibratorKind kind);
+/// Reads a name calibratorName gives; throws qopt::Error (Usage) naming the valid choices.
+CalibratorKind parseCalibrator(std::string_view text);
+
+struct CalibratorSpec {
+  CalibratorKind kind = CalibratorKind::Max;
+  double percentile = 99.99;  // percentile only, in (0, 100]
+  /// Quantized levels on the positive side: 127 for int8, 255 for uint8 (entropy and mse use it).
+  int levels = 127;
+};
+
+/// The streaming statistics of one tensor.
+class TensorStatistics {
+ public:
+  /// Counts finite values (NaN and infinities are counted apart and ignored otherwise).
+  void add(std::span<const float> values);
+  /// Adds another tensor's statistics (the result equals adding its values here).
+  void merge(const TensorStatistics& other);
+
+  uint64_t count() const { return count_; }
+  uint64_t nonFinite() const { return nonFinite_; }
+  float min() const { return min_; }
+  float max() const { return max_; }
+  /// The largest |x| seen (0 when nothing was seen).
+  float absMax() const;
+  /// Counts of |x| on kCalibrationBins bins of width binWidth() starting at 0 (empty when no
+  /// non-zero value was seen).
+  const std::vector<uint64_t>& histogram() const { return histogram_; }
+  double binWidth() const { return binWidth_; }
+
+ private:
+  uint64_t count_ = 0;
+  uint64_t nonFinite_ = 0;
+  float min_ = 0;
+  float max_ = 0;
+  std::vector<uint64_t> histogram_;
+  double binWidth_ = 0;
+};
+
+/// The threshold `spec` picks from `stats`: a positive amax, or 0 when every value was 0.
+double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec);
+
+/// One calibrated tensor.
+struct TensorRange {
+  std::string tensor;
+  float min = 0;
+  float max = 0;
+  double amax = 0;  // the calibrator's threshold on |x|
+  CalibratorKind calibrator = CalibratorKind::Max;
+  uint64_t samples = 0;  // samples observed
+};
+
+/// Called after each sample: (samples done, samples in all or 0 when unknown).
+using ProgressFn = std::function<void(size_t done, size_t total)>;
+
+/// Runs `model` on every sample with the reference interpreter and collects the statistics of
+/// the float tensors named in `tensors` (graph inputs and node outputs). Throws qopt::Error
+/// naming the sample's file when a sample does not fit the model, and naming the tensor when
+/// a name is not a float value of the graph.
+std::map<std::string, TensorStatistics> collectStatistics(
+    const Model& model, std::span<const std::string> tensors,
+    const std::function<void(const std::function<bool(analysis::Sample&)>&)>& forEachSample,
+    const ProgressFn& progress = {});
+
+/// The per-channel amax of a constant weight along `axis` (per-tensor when axis < 0): max |w|
+/// over all other axes. Throws qopt::Error naming `what` for a non-float weight or a bad axis.
+std::vector<double> weightAmax(const Tensor& weight, int64_t axis, std::string_view what);
+
+/// A progress bar on stderr ("calibrating: 37/96 samples, 12.3/s, 4 s left") that redraws in
+/// place when stderr is a terminal and prints nothing otherwise.
+ProgressFn terminalProgress(std::string label);
+
+}  // namespace qopt::quant
