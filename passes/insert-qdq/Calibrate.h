@@ -1,0 +1,41 @@
+// Calibration for the quantization passes: the statistics of the named activations over the
+// pass's data (--calib-data, else random samples with a warning), in one pass over the samples,
+// and the files that record the chosen scales (qopt-scales JSON, TensorRT calibration cache).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "QuantParams.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/quant/Calibration.h"
+#include "qopt/quant/ScalesFile.h"
+
+namespace qopt::qdq {
+
+/// Random samples used when no calibration data is given.
+inline constexpr size_t kRandomCalibrationSamples = 16;
+
+struct CalibrationRun {
+  std::map<std::string, quant::TensorStatistics> statistics;
+  std::string origin;  // "calib:<path>" or "random"
+  size_t samples = 0;
+};
+
+/// Runs `model` over at most `limit` samples (0: all) and collects the statistics of `tensors`.
+CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
+                         PassContext& context, size_t limit, const std::string& progressLabel);
+
+quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
+                                       quant::CalibratorKind calibrator, uint64_t samples);
+quant::ScaleEntry weightScaleEntry(const std::string& tensor, const QuantizedWeight& weight);
+
+/// Writes the TensorRT calibration cache of the activations in `entries` (weights are left
+/// out: TensorRT computes their scales itself) for TensorRT `target`'s version.
+void writeTensorRtCache(const std::vector<quant::ScaleEntry>& entries, const Target& target,
+                        quant::CalibratorKind calibrator, const std::string& path);
+
+}  // namespace qopt::qdq

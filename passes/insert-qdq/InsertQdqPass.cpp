@@ -1,0 +1,304 @@
+// insert-qdq: calibrates a float model and inserts QuantizeLinear / DequantizeLinear where the
+// deployment target fuses them (see Placement.h): int8 symmetric activations per tensor and int8
+// per-channel weights for TensorRT (and generic), uint8 asymmetric activations with int32 biases
+// for ONNX Runtime's QDQ format. Only the tensors that get Q/DQ are calibrated, in one pass over
+// the data. Scales can be written as a qopt-scales JSON file and a TensorRT calibration cache.
+#include <fmt/format.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../fold-constants/ConstantValue.h"
+#include "Calibrate.h"
+#include "OpsetUpgrade.h"
+#include "Placement.h"
+#include "QdqEmitter.h"
+#include "QuantParams.h"
+#include "qopt/ir/Error.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+using quant::CalibratorKind;
+
+std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {
+  return {{CalibratorKind::Max, "max"},
+          {CalibratorKind::Percentile, "percentile"},
+          {CalibratorKind::Entropy, "entropy"},
+          {CalibratorKind::Mse, "mse"}};
+}
+
+class InsertQdqPass : public Pass {
+ public:
+  InsertQdqPass()
+      : Pass("insert-qdq",
+             "Calibrates and inserts QuantizeLinear/DequantizeLinear where the target fuses "
+             "them") {}
+
+  void validateOptions() const override {
+    if (!(*percentile_ > 0 && *percentile_ <= 100)) {
+      failOption("percentile", "must be in (0, 100]");
+    }
+    if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
+    try {
+      std::regex check(*excludeNodes_);
+    } catch (const std::regex_error& e) {
+      failOption("exclude-nodes", fmt::format("not a regular expression: {}", e.what()));
+    }
+  }
+
+  PassResult run(Model& model, PassContext& context) override {
+    PassResult result;
+    for (const char* name : {"nodes-quantized", "activation-qdq-pairs", "weights-quantized",
+                             "biases-quantized", "nodes-excluded"}) {
+      result.statistics[name] = 0;
+    }
+    Target target = target_.resolve(context);
+    bool ortFormat = target.kind == TargetKind::Ort;
+    qdq::PlacementOptions placementOptions;
+    placementOptions.target = target;
+    if (!excludeNodes_->empty()) placementOptions.excludeNodes.emplace(*excludeNodes_);
+    placementOptions.excludeOps.insert(excludeOps_->begin(), excludeOps_->end());
+    placementOptions.quantizeBias = ortFormat;
+    Graph& graph = model.graph();
+    qdq::Placement plan = qdq::planPlacement(graph, placementOptions, result);
+    result.statistics["nodes-excluded"] = static_cast<int64_t>(plan.excludedNodes.size());
+    if (plan.quantizedNodes.empty()) {
+      result.note("model", "nothing to quantize");
+      return result;
+    }
+
+    bool perAxis = false;
+    for (const qdq::WeightSite& site : plan.weights) perAxis = perAxis || site.axis >= 0;
+    if (perAxis) {
+      if (std::optional<int64_t> old = qdq::raiseOpset(model, qdq::kPerAxisOpset)) {
+        result.note("model", fmt::format("default opset raised from {} to {} for per-channel "
+                                         "weight scales",
+                                         *old, qdq::kPerAxisOpset));
+        result.statistics["opset-raised"] = 1;
+      }
+    }
+
+    // Calibrate the unchanged model on exactly the tensors that get Q/DQ.
+    std::vector<std::string> names;
+    for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
+    qdq::CalibrationRun calibration =
+        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), "calibrating");
+    quant::CalibratorSpec spec;
+    spec.kind = *calibrator_;
+    spec.percentile = *percentile_;
+    qdq::ActivationScheme scheme = ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
+                                             : qdq::ActivationScheme::SignedSymmetric;
+
+    std::vector<quant::ScaleEntry> scaleEntries;
+    std::unordered_map<const Value*, qdq::ActivationParams> activationParams;
+    std::unordered_map<const Node*, size_t> order;
+    size_t position = 0;
+    for (Node* node : graph.nodes()) order[node] = position++;
+
+    for (const qdq::ActivationSite& site : plan.activations) {
+      const quant::TensorStatistics& stats = calibration.statistics.at(site.value->name());
+      qdq::ActivationParams params = qdq::activationParams(stats, spec, scheme);
+      std::string subject = fmt::format("tensor '{}'", site.value->name());
+      if (stats.nonFinite() > 0) {
+        context.diagnostics().warning(
+            fmt::format("insert-qdq: {} had {} NaN or infinite values during calibration (ignored)",
+                        subject, stats.nonFinite()));
+      }
+      if (params.zeroRange) {
+        result.note(subject, fmt::format("every calibrated value was 0: scale set to {} (any "
+                                         "positive scale keeps 0 exact)",
+                                         qdq::kZeroRangeScale));
+      }
+      activationParams[site.value] = params;
+      scaleEntries.push_back(
+          qdq::activationScaleEntry(site.value->name(), params, *calibrator_, calibration.samples));
+      insertActivation(graph, site, params, order, result);
+    }
+
+    WeightMap weights;
+    std::vector<Value*> replacedWeights;
+    std::vector<Value*> weightOrder;  // first-use order, for a deterministic rewrite
+    std::map<Value*, std::vector<Use>> redirected;
+    std::map<Value*, std::set<Value*>> replacements;
+    for (const qdq::WeightSite& site : plan.weights) {
+      auto key = std::make_pair(static_cast<const Value*>(site.weight), site.axis);
+      auto it = weights.find(key);
+      if (it == weights.end()) {
+        std::optional<Tensor> tensor = fold::constantOf(site.weight);
+        std::string what =
+            fmt::format("weight '{}' of {}", site.weight->name(), site.node->describe());
+        qdq::QuantizedWeight quantized = qdq::quantizeWeight(*tensor, site.axis, what);
+        if (quantized.zeroChannels > 0) {
+          result.note(what, fmt::format("{} channel(s) are all 0: scale {} for them",
+                                        quantized.zeroChannels, qdq::kZeroRangeScale));
+        }
+        scaleEntries.push_back(qdq::weightScaleEntry(site.weight->name(), quantized));
+        Value* dequantized = qdq::insertConstantDequantize(
+            graph, site.weight->name(), quantized.values, quantized.scales, site.axis,
+            firstUser(site.weight, order));
+        it = weights.emplace(key, std::make_pair(dequantized, std::move(quantized))).first;
+        result.statistics.add("weights-quantized");
+        result.applied(what, site.axis >= 0 ? fmt::format("int8 per channel on axis {}", site.axis)
+                                            : std::string("int8 per tensor"));
+      }
+      if (redirected.count(site.weight) == 0) weightOrder.push_back(site.weight);
+      redirected[site.weight].push_back({site.node, static_cast<uint32_t>(site.input)});
+      replacements[site.weight].insert(it->second.first);
+    }
+    for (Value* weight : weightOrder) {
+      const std::vector<Use>& uses = redirected.at(weight);
+      Value* dequantized = *replacements.at(weight).begin();
+      // When every reader moves to one dequantized value, the weight's name follows it (the
+      // name map then matches the weight across the pass); otherwise each slot moves alone.
+      if (replacements.at(weight).size() == 1 && uses.size() == weight->uses().size() &&
+          !weight->isGraphOutput()) {
+        weight->replaceAllUsesWith(dequantized);
+      } else {
+        for (const auto& [slot, replacement] : slotReplacements(plan, weights, weight)) {
+          slot.user->setInput(slot.index, replacement);
+        }
+      }
+      replacedWeights.push_back(weight);
+    }
+
+    for (const qdq::BiasSite& site : plan.biases) {
+      const qdq::WeightSite& weightSite = plan.weights[site.weight];
+      const qdq::QuantizedWeight& weight = weights.at({weightSite.weight, weightSite.axis}).second;
+      std::optional<Tensor> tensor = fold::constantOf(site.bias);
+      std::string what = fmt::format("bias '{}' of {}", site.bias->name(), site.node->describe());
+      qdq::QuantizedBias bias = qdq::quantizeBias(
+          *tensor, activationParams.at(site.activation).scale, weight.scales, what);
+      int64_t axis = bias.scales.size() > 1 ? 0 : -1;
+      std::vector<float> scales = bias.scales;
+      if (axis < 0) scales.resize(1);
+      Value* dequantized = qdq::insertConstantDequantize(graph, site.bias->name(), bias.values,
+                                                         scales, axis, site.node);
+      Value* old = site.bias;
+      site.node->setInput(site.input, dequantized);
+      replacedWeights.push_back(old);
+      result.statistics.add("biases-quantized");
+      result.applied(what, "int32 with scale input scale * weight scale");
+    }
+    fold::eraseIfUnused(replacedWeights);
+
+    for (const Node* node : plan.quantizedNodes) {
+      result.statistics.add("nodes-quantized");
+      result.applied(node->describe(), "inputs quantized");
+    }
+    result.changed = true;
+    writeFiles(scaleEntries, target, result);
+    publish(context, calibration, target);
+    return result;
+  }
+
+ private:
+  static Node* firstUser(const Value* value, const std::unordered_map<const Node*, size_t>& order) {
+    Node* first = nullptr;
+    for (const Use& use : value->uses()) {
+      auto it = order.find(use.user);
+      if (it == order.end()) continue;
+      if (first == nullptr || it->second < order.at(first)) first = use.user;
+    }
+    return first;
+  }
+
+  using WeightMap =
+      std::map<std::pair<const Value*, int64_t>, std::pair<Value*, qdq::QuantizedWeight>>;
+
+  // The (slot, dequantized value) pairs of the weight sites reading `weight`.
+  static std::vector<std::pair<Use, Value*>> slotReplacements(const qdq::Placement& plan,
+                                                              const WeightMap& weights,
+                                                              const Value* weight) {
+    std::vector<std::pair<Use, Value*>> slots;
+    for (const qdq::WeightSite& site : plan.weights) {
+      if (site.weight != weight) continue;
+      slots.push_back({Use{site.node, static_cast<uint32_t>(site.input)},
+                       weights.at({site.weight, site.axis}).first});
+    }
+    return slots;
+  }
+
+  void insertActivation(Graph& graph, const qdq::ActivationSite& site,
+                        const qdq::ActivationParams& params,
+                        const std::unordered_map<const Node*, size_t>& order,
+                        PassResult& result) const {
+    std::string subject = fmt::format("tensor '{}'", site.value->name());
+    std::string how =
+        params.isUnsigned
+            ? fmt::format("uint8 scale {} zero point {}", params.scale, params.zeroPoint)
+            : fmt::format("int8 scale {} (amax {})", params.scale, params.amax);
+    if (*perConsumer_) {
+      for (const Use& use : site.uses) {
+        Value* dequantized = qdq::insertActivationPair(graph, site.value, params, use.user);
+        use.user->setInput(use.index, dequantized);
+        result.statistics.add("activation-qdq-pairs");
+      }
+      result.applied(subject,
+                     fmt::format("{}; one Q/DQ pair per consumer ({})", how, site.uses.size()));
+      return;
+    }
+    Node* first = site.uses.front().user;
+    for (const Use& use : site.uses) {
+      if (order.at(use.user) < order.at(first)) first = use.user;
+    }
+    Value* dequantized = qdq::insertActivationPair(graph, site.value, params, first);
+    for (const Use& use : site.uses) use.user->setInput(use.index, dequantized);
+    result.statistics.add("activation-qdq-pairs");
+    result.applied(subject,
+                   fmt::format("{}; Q/DQ shared by {} consumer(s)", how, site.uses.size()));
+  }
+
+  void writeFiles(const std::vector<quant::ScaleEntry>& entries, const Target& target,
+                  PassResult& result) const {
+    if (!scales_->empty()) {
+      quant::writeScales(entries, *scales_);
+      result.note("model", fmt::format("scales written to {}", *scales_));
+    }
+    if (!cache_->empty()) {
+      qdq::writeTensorRtCache(entries, target, *calibrator_, *cache_);
+      result.note("model", fmt::format("TensorRT calibration cache written to {}", *cache_));
+    }
+  }
+
+  void publish(PassContext& context, const qdq::CalibrationRun& calibration,
+               const Target& target) const {
+    Json& out = context.results()["insert-qdq"];
+    out = Json::object();
+    out["target"] = target.str();
+    out["calibrator"] = std::string(quant::calibratorName(*calibrator_));
+    out["data"] = calibration.origin;
+    out["samples"] = static_cast<uint64_t>(calibration.samples);
+  }
+
+  EnumOption<CalibratorKind> calibrator_{
+      *this, "calibrator", CalibratorKind::Entropy,
+      "Activation calibrator (weights always use their max per channel)", calibratorSpellings()};
+  Option<double> percentile_{*this, "percentile", 99.99,
+                             "Percentile of |x| for calibrator=percentile"};
+  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};
+  Option<std::string> cache_{*this, "cache", "",
+                             "Write a TensorRT calibration cache of the activation scales here"};
+  Option<std::string> scales_{*this, "scales", "",
+                              "Write every activation and weight scale to this JSON file"};
+  Option<std::string> excludeNodes_{
+      *this, "exclude-nodes", "", "Regular expression: nodes whose whole name matches stay float"};
+  ListOption<std::string> excludeOps_{*this, "exclude-ops", {}, "Op types that stay float"};
+  TargetOption target_{*this};
+  Option<bool> perConsumer_{*this, "per-consumer", false,
+                            "One Q/DQ pair per consumer instead of one per tensor"};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "insert-qdq", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::InsertQdqPass>(); }};
+}

@@ -1,0 +1,72 @@
+// Where insert-qdq puts Q/DQ, following what TensorRT fuses (../shared/TENSORRT.md):
+//   - Conv, ConvTranspose, Gemm, MatMul: every input; constant weights per channel, activations
+//     per tensor (MatMul of two activations quantizes both per tensor); their outputs never;
+//   - residual Add: the skip input, i.e. the input not produced by a quantized Conv, Gemm or
+//     MatMul (optionally through a bias Add) whose output could fuse into the Add;
+//   - AveragePool, GlobalAveragePool: their input;
+//   - Concat and everything else: nothing of its own (its consumers quantize);
+//   - excluded nodes (by name or op type) stay float; graph outputs are never quantized.
+// The plan is computed on the unchanged model, so calibration runs on exactly the tensors that
+// get Q/DQ, before anything is inserted.
+#pragma once
+
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/Pass.h"
+#include "qopt/pass/Target.h"
+
+namespace qopt::qdq {
+
+struct ActivationSite {
+  Value* value = nullptr;
+  std::vector<Use> uses;  // the input slots that will read the dequantized value
+};
+
+struct WeightSite {
+  Node* node = nullptr;
+  size_t input = 0;
+  Value* weight = nullptr;
+  int64_t axis = -1;  // -1: per tensor
+};
+
+/// A float bias to quantize as int32 (target ort): node input `input`, scaled by the
+/// activation scale of `activation` times the weight scales of `weight`.
+struct BiasSite {
+  Node* node = nullptr;
+  size_t input = 0;
+  Value* bias = nullptr;
+  Value* activation = nullptr;
+  size_t weight = 0;  // index into Placement::weights
+};
+
+struct Placement {
+  std::vector<ActivationSite> activations;  // in first-use order
+  std::vector<WeightSite> weights;
+  std::vector<BiasSite> biases;
+  std::vector<Node*> quantizedNodes;
+  std::vector<Node*> excludedNodes;
+};
+
+struct PlacementOptions {
+  Target target;
+  std::optional<std::regex> excludeNodes;  // matched against the whole node name
+  std::set<std::string> excludeOps;
+  bool quantizeBias = false;
+};
+
+/// The ops whose inputs insert-qdq quantizes (the residual Add included).
+bool isPlacementCandidate(const Node& node);
+
+/// Plans the Q/DQ of the main graph; remarks say why inputs or nodes were left alone.
+Placement planPlacement(Graph& graph, const PlacementOptions& options, PassResult& result);
+
+/// The per-channel axis of a constant weight at input `input` of `node` for `target`, or -1
+/// for per tensor.
+int64_t weightAxis(const Node& node, size_t input, int64_t rank, const Target& target);
+
+}  // namespace qopt::qdq

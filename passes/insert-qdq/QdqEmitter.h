@@ -1,0 +1,27 @@
+// Writes QuantizeLinear / DequantizeLinear nodes and their constants into a graph, named after
+// the tensor they quantize: <x>_quantized, <x>_dequantized, <x>_scale, <x>_zero_point (a
+// suffix _1, _2 ... where a name is taken). Shared by insert-qdq and static-quant.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "QuantParams.h"
+#include "qopt/ir/Graph.h"
+
+namespace qopt::qdq {
+
+/// x -> QuantizeLinear -> DequantizeLinear, both inserted before `before`; returns the
+/// DequantizeLinear output (x itself is left as it is, with all its uses).
+Value* insertActivationPair(Graph& graph, Value* x, const ActivationParams& params, Node* before);
+
+/// A DequantizeLinear of the integer tensor `values` (int8 weights or int32 bias) with per-axis
+/// (axis >= 0) or per-tensor scales and zero points 0, inserted before `before`. `baseName`
+/// names the new values. Returns the DequantizeLinear output, typed float with `values`' dims.
+Value* insertConstantDequantize(Graph& graph, const std::string& baseName, Tensor values,
+                                const std::vector<float>& scales, int64_t axis, Node* before);
+
+/// Adds an initializer named after `baseName` (a fresh name when taken).
+Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor tensor);
+
+}  // namespace qopt::qdq

@@ -1,0 +1,110 @@
+#include "QuantParams.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "qopt/ir/Error.h"
+
+namespace qopt::qdq {
+namespace {
+
+// std::nearbyint in the default rounding mode rounds half to even, as QuantizeLinear does.
+double roundHalfEven(double x) {
+  return std::nearbyint(x);
+}
+
+}  // namespace
+
+ActivationParams activationParams(const quant::TensorStatistics& stats,
+                                  const quant::CalibratorSpec& spec, ActivationScheme scheme) {
+  ActivationParams params;
+  params.isUnsigned = scheme == ActivationScheme::UnsignedAsymmetric;
+  if (!params.isUnsigned) {
+    params.amax = quant::computeAmax(stats, spec);
+    params.rangeMin = static_cast<float>(-params.amax);
+    params.rangeMax = static_cast<float>(params.amax);
+    if (!(params.amax > 0)) {
+      params.zeroRange = true;
+      params.scale = kZeroRangeScale;
+    } else {
+      params.scale = static_cast<float>(params.amax / 127.0);
+    }
+    return params;
+  }
+  // Non-negative tensors (after ReLU) use all 255 levels on one side.
+  quant::CalibratorSpec unsignedSpec = spec;
+  unsignedSpec.levels = stats.min() >= 0 ? 255 : 127;
+  params.amax = quant::computeAmax(stats, unsignedSpec);
+  double lo = std::min(0.0, std::max(static_cast<double>(stats.min()), -params.amax));
+  double hi = std::max(0.0, std::min(static_cast<double>(stats.max()), params.amax));
+  params.rangeMin = static_cast<float>(lo);
+  params.rangeMax = static_cast<float>(hi);
+  if (!(hi - lo > 0)) {
+    params.zeroRange = true;
+    params.scale = kZeroRangeScale;
+    params.zeroPoint = 0;
+    return params;
+  }
+  params.scale = static_cast<float>((hi - lo) / 255.0);
+  params.zeroPoint = static_cast<int64_t>(
+      std::clamp(roundHalfEven(-lo / static_cast<double>(params.scale)), 0.0, 255.0));
+  return params;
+}
+
+QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what) {
+  QuantizedWeight out;
+  out.axis = axis;
+  out.amax = quant::weightAmax(weight, axis, what);
+  for (double amax : out.amax) {
+    if (amax > 0) {
+      out.scales.push_back(static_cast<float>(amax / 127.0));
+    } else {
+      out.scales.push_back(kZeroRangeScale);
+      ++out.zeroChannels;
+    }
+  }
+  const std::vector<int64_t>& dims = weight.dims();
+  // Elements are laid out as [outer, channel, inner] around the quantized axis.
+  int64_t channels = axis < 0 ? 1 : dims[static_cast<size_t>(axis)];
+  int64_t inner = 1;
+  if (axis >= 0) {
+    for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
+  }
+  std::vector<double> w = weight.toDoubles();
+  std::vector<int8_t> q(w.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    size_t channel =
+        axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+    double scaled = roundHalfEven(w[i] / static_cast<double>(out.scales[channel]));
+    q[i] = static_cast<int8_t>(std::clamp(scaled, -127.0, 127.0));
+  }
+  out.values = Tensor::fromPod<int8_t>(DataType::Int8, dims, q);
+  return out;
+}
+
+QuantizedBias quantizeBias(const Tensor& bias, float inputScale,
+                           const std::vector<float>& weightScales, const std::string& what) {
+  if (!isFloatingPoint(bias.dataType())) {
+    throw Error(ErrorKind::Input, "", what, "the bias is not a floating point tensor");
+  }
+  std::vector<double> b = bias.toDoubles();
+  if (weightScales.size() != 1 && weightScales.size() != b.size()) {
+    throw Error(ErrorKind::Input, "", what,
+                fmt::format("the bias has {} values but the weight {} scales", b.size(),
+                            weightScales.size()));
+  }
+  QuantizedBias out;
+  std::vector<int32_t> q(b.size());
+  for (size_t c = 0; c < b.size(); ++c) {
+    float scale = inputScale * weightScales[weightScales.size() == 1 ? 0 : c];
+    out.scales.push_back(scale);
+    double scaled = roundHalfEven(b[c] / static_cast<double>(scale));
+    q[c] = static_cast<int32_t>(std::clamp(scaled, -2147483648.0, 2147483647.0));
+  }
+  out.values = Tensor::fromPod<int32_t>(DataType::Int32, bias.dims(), q);
+  return out;
+}
+
+}  // namespace qopt::qdq

@@ -1,0 +1,61 @@
+// The numbers of a quantization: activation scale and zero point from calibrated statistics,
+// and int8 weights with their per-channel scales. Shared by insert-qdq and static-quant.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qopt/ir/Tensor.h"
+#include "qopt/quant/Calibration.h"
+
+namespace qopt::qdq {
+
+/// The scale given to a tensor whose calibrated range is 0 (every value seen was 0): TensorRT
+/// and ONNX require a strictly positive scale, and any positive scale maps 0 to 0.
+inline constexpr float kZeroRangeScale = 1.0f / 1048576.0f;  // 2^-20
+
+/// How activations are quantized: int8 symmetric (TensorRT, generic) or uint8 asymmetric with a
+/// zero point from the range (ONNX Runtime's QDQ format, as quantize_static writes it).
+enum class ActivationScheme { SignedSymmetric, UnsignedAsymmetric };
+
+struct ActivationParams {
+  float scale = 1;
+  int64_t zeroPoint = 0;
+  bool isUnsigned = false;
+  double amax = 0;     // the calibrator's threshold on |x|
+  float rangeMin = 0;  // the range the scale covers (asymmetric)
+  float rangeMax = 0;
+  bool zeroRange = false;  // amax was 0: kZeroRangeScale was used
+};
+
+/// Scale and zero point for one activation. Symmetric: scale = amax / 127, zero point 0.
+/// Asymmetric: the range [max(min, -amax), min(max, amax)] widened to include 0, scale =
+/// (hi - lo) / 255, zero point round(-lo / scale) in [0, 255] (quantize_static's rule; for the
+/// max calibrator it is the observed min and max).
+ActivationParams activationParams(const quant::TensorStatistics& stats,
+                                  const quant::CalibratorSpec& spec, ActivationScheme scheme);
+
+struct QuantizedWeight {
+  Tensor values;              // int8, the weight's dims, in [-127, 127]
+  std::vector<double> amax;   // one per channel (one when per tensor)
+  std::vector<float> scales;  // amax / 127 (kZeroRangeScale for an all-zero channel)
+  int64_t axis = -1;          // -1: per tensor
+  int64_t zeroChannels = 0;   // channels whose weights are all 0
+};
+
+/// Symmetric int8 quantization of a float weight along `axis` (-1: per tensor) with each
+/// channel's max |w|: q = round-half-even(w / scale) saturated to [-127, 127]. Throws qopt::Error
+/// naming `what` for a non-float weight or a bad axis.
+QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what);
+
+/// A bias quantized as ONNX Runtime's QDQ format does: int32 with scale input_scale *
+/// weight_scale[c] per output channel (channel count = bias size) and zero point 0.
+struct QuantizedBias {
+  Tensor values;              // int32, the bias's dims
+  std::vector<float> scales;  // one per channel
+};
+QuantizedBias quantizeBias(const Tensor& bias, float inputScale,
+                           const std::vector<float>& weightScales, const std::string& what);
+
+}  // namespace qopt::qdq
