@@ -38,6 +38,13 @@ DEFINE_string(emit, "onnx", "Output format: onnx (binary) or text (qopt's IR dum
 DEFINE_bool(in_place, false, "Allow OUTPUT to be INPUT (overwritten atomically)");
 DEFINE_bool(q, false, "Quiet: no warnings");
 DEFINE_bool(v, false, "Verbose: notes and per-node remarks");
+DEFINE_uint64(max_tensor_bytes, 0,
+              "Largest tensor the interpreter may allocate when passes run the model (0: 16 GiB "
+              "or half the memory, whichever is smaller)");
+DEFINE_uint64(max_model_bytes, 0, "Largest model file read, in bytes (0: no limit besides 2 GiB)");
+DEFINE_int32(max_nesting_depth, 64, "Deepest subgraph nesting (If/Loop/Scan bodies) accepted");
+DEFINE_int32(protobuf_recursion_limit, 256,
+             "Deepest nesting of protobuf messages accepted while reading a model");
 // gflags defines --help and --version itself; qopt handles both (see parseCommandLine).
 DECLARE_bool(help);
 DECLARE_bool(version);
@@ -167,6 +174,15 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.reportHtmlFile = FLAGS_report_html;
   options.emit = FLAGS_emit;
   options.inPlace = FLAGS_in_place;
+  options.maxTensorBytes = FLAGS_max_tensor_bytes;
+  options.load.maxFileBytes = FLAGS_max_model_bytes;
+  options.load.maxNestingDepth = FLAGS_max_nesting_depth;
+  options.load.protobufRecursionLimit = FLAGS_protobuf_recursion_limit;
+  if (FLAGS_max_nesting_depth < 1) throw usage("--max-nesting-depth must be at least 1");
+  if (FLAGS_protobuf_recursion_limit < 16) {
+    throw usage("--protobuf-recursion-limit must be at least 16 (a model nests 6 levels deep "
+                "before its first subgraph)");
+  }
 
   if (options.pipelineGiven && !options.pipelineFile.empty()) {
     throw usage("give the pipeline either with -p or with --pipeline-file, not both");

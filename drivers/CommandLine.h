@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "qopt/ir/OnnxIO.h"
 #include "qopt/pass/Diagnostics.h"
 #include "qopt/pass/Target.h"
 
@@ -38,6 +39,10 @@ struct DriverOptions {
   std::string emit = "onnx";   // onnx | text
   bool inPlace = false;
   Verbosity verbosity = Verbosity::Normal;
+
+  // Limits for untrusted models (see README.md, Security).
+  uint64_t maxTensorBytes = 0;  // --max-tensor-bytes; 0: the interpreter's default
+  LoadOptions load;             // --max-model-bytes, --max-nesting-depth, --protobuf-recursion-limit
 
   std::vector<std::string> positional;  // INPUT OUTPUT
 };

@@ -11,6 +11,7 @@
 #include "HtmlReportFile.h"
 #include "PassListing.h"
 #include "Sha256.h"
+#include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
 #include "qopt/ir/Printer.h"
@@ -183,7 +184,9 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
   PassContext context;
   configureContext(options, context, err);
 
-  std::unique_ptr<Model> model = loadModelAnyFormat(files.input);
+  // Every interpreter a pass creates in this process gets the limit.
+  interp::setDefaultMaxTensorBytes(options.maxTensorBytes);
+  std::unique_ptr<Model> model = loadModelAnyFormat(files.input, options.load);
   bool reporting = !options.reportFile.empty() || !options.reportHtmlFile.empty();
   std::string inputHash = reporting ? sha256FileHex(files.input) : std::string();
 

@@ -1,11 +1,13 @@
 // qopt-run: runs an ONNX model with qopt's reference interpreter.
 //
-//   qopt-run model.onnx --inputs DIR --outputs DIR [--threads N]
+//   qopt-run model.onnx --inputs DIR --outputs DIR [--threads N] [limits]
 //
 // Each graph input is read from DIR/<name>.npy or DIR/<name>.pb (a TensorProto); each output is
 // written to OUTDIR/<name>.npy. Characters outside [A-Za-z0-9_.-] in names become '_'.
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -26,13 +28,21 @@ constexpr const char* kUsage =
     "usage: qopt-run MODEL.onnx --inputs DIR --outputs DIR [--threads N]\n"
     "  Runs MODEL with the reference interpreter. Inputs are read from DIR/<input name>.npy\n"
     "  (or .pb, a TensorProto); outputs are written to DIR/<output name>.npy. Characters\n"
-    "  outside [A-Za-z0-9_.-] in names are replaced by '_'. --threads 0 uses every core.\n";
+    "  outside [A-Za-z0-9_.-] in names are replaced by '_'. --threads 0 uses every core.\n"
+    "  Limits for untrusted models (exit code 2 when exceeded):\n"
+    "    --max-tensor-bytes N         largest tensor allocated (default: 16 GiB or half the\n"
+    "                                 memory, whichever is smaller)\n"
+    "    --max-model-bytes N          largest model file read (default: no limit besides 2 GiB)\n"
+    "    --max-nesting-depth N        deepest If/Loop/Scan body nesting (default 64)\n"
+    "    --protobuf-recursion-limit N deepest protobuf message nesting (default 256)\n";
 
 struct Options {
   fs::path model;
   fs::path inputs;
   fs::path outputs;
   int threads = 1;
+  uint64_t maxTensorBytes = 0;  // 0: the interpreter's default
+  qopt::LoadOptions load;
 };
 
 std::string fileStem(const std::string& name) {
@@ -58,6 +68,16 @@ Options parseArgs(int argc, char** argv) {
       return argv[++i];
     };
     auto is = [&](const std::string& flag) { return arg == flag || arg.rfind(flag + "=", 0) == 0; };
+    auto number = [&](const std::string& flag, uint64_t min, uint64_t max) -> uint64_t {
+      std::string text = value(flag);
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 || n < min || n > max) {
+        usageError(fmt::format("{} must be a number from {} to {}, got '{}'", flag, min, max, text));
+      }
+      return n;
+    };
     if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -73,6 +93,15 @@ Options parseArgs(int argc, char** argv) {
         usageError(fmt::format("--threads must be a number from 0 to 1024, got '{}'", text));
       }
       options.threads = static_cast<int>(n);
+    } else if (is("--max-tensor-bytes")) {
+      options.maxTensorBytes = number("--max-tensor-bytes", 1, UINT64_MAX);
+    } else if (is("--max-model-bytes")) {
+      options.load.maxFileBytes = number("--max-model-bytes", 1, UINT64_MAX);
+    } else if (is("--max-nesting-depth")) {
+      options.load.maxNestingDepth = static_cast<int>(number("--max-nesting-depth", 1, 100000));
+    } else if (is("--protobuf-recursion-limit")) {
+      options.load.protobufRecursionLimit =
+          static_cast<int>(number("--protobuf-recursion-limit", 16, 100000));
     } else if (!arg.empty() && arg[0] == '-') {
       usageError(fmt::format("unknown option '{}'", arg));
     } else if (options.model.empty()) {
@@ -126,10 +155,11 @@ qopt::interp::Array toNpyCompatible(const qopt::interp::Array& array) {
 }
 
 int run(const Options& options) {
-  std::unique_ptr<qopt::Model> model = qopt::loadModel(options.model);
+  std::unique_ptr<qopt::Model> model = qopt::loadModel(options.model, options.load);
   const qopt::Graph& graph = model->graph();
   qopt::interp::RunOptions runOptions;
   runOptions.threads = options.threads;
+  if (options.maxTensorBytes != 0) runOptions.maxTensorBytes = options.maxTensorBytes;
   qopt::interp::Interpreter interpreter(graph, runOptions);
 
   std::map<std::string, qopt::interp::Array> inputs;

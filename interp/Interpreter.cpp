@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <unordered_map>
 
@@ -14,6 +17,18 @@
 namespace qopt::interp {
 
 namespace {
+
+std::atomic<uint64_t> processDefaultMaxTensorBytes{0};
+
+uint64_t computedMaxTensorBytes() {
+  uint64_t limit = uint64_t{16} << 30;
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long pageSize = ::sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && pageSize > 0) {
+    limit = std::min(limit, static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 2);
+  }
+  return limit;
+}
 
 // Where a node finds one of its inputs at run time.
 struct ValueRef {
@@ -316,6 +331,15 @@ std::vector<Array> Interpreter::Plan::execute(
     a = Array();
   }
   return results;
+}
+
+uint64_t defaultMaxTensorBytes() {
+  uint64_t set = processDefaultMaxTensorBytes.load(std::memory_order_relaxed);
+  return set != 0 ? set : computedMaxTensorBytes();
+}
+
+void setDefaultMaxTensorBytes(uint64_t bytes) {
+  processDefaultMaxTensorBytes.store(bytes, std::memory_order_relaxed);
 }
 
 Interpreter::Interpreter(const Graph& graph, RunOptions options)

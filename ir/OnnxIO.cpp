@@ -106,6 +106,11 @@ std::unique_ptr<Model> loadModelFromBytes(std::string_view bytes, std::string_vi
 
 std::unique_ptr<Model> loadModel(const fs::path& path, const LoadOptions& options) {
   MappedInput input(path);
+  if (options.maxFileBytes != 0 && input.bytes().size() > options.maxFileBytes) {
+    throw Error(ErrorKind::Input, path.string(), {},
+                fmt::format("the file holds {} bytes, over the limit of {} (--max-model-bytes)",
+                            input.bytes().size(), options.maxFileBytes));
+  }
   return loadModelFromBytes(input.bytes(), path.string(), folderOf(path), options);
 }
 
@@ -167,12 +172,18 @@ void saveModel(const Model& model, const fs::path& path, const SaveOptions& opti
   file.commit();
 }
 
+Tensor loadTensorProtoFromBytes(std::string_view bytes, std::string_view displayName,
+                                const fs::path& baseDir) {
+  detail::ImportContext context{std::string(displayName),
+                                baseDir.empty() ? fs::current_path() : fs::absolute(baseDir), {}};
+  google::protobuf::Arena arena;
+  onnx::TensorProto& proto = detail::parseTensorBytes(bytes, context, arena);
+  return detail::importTensorProto(std::move(proto), context);
+}
+
 Tensor loadTensorProtoFile(const fs::path& path) {
   MappedInput input(path);
-  detail::ImportContext context{path.string(), folderOf(path), {}};
-  google::protobuf::Arena arena;
-  onnx::TensorProto& proto = detail::parseTensorBytes(input.bytes(), context, arena);
-  return detail::importTensorProto(std::move(proto), context);
+  return loadTensorProtoFromBytes(input.bytes(), path.string(), folderOf(path));
 }
 
 void saveTensorProtoFile(const Tensor& tensor, const fs::path& path) {

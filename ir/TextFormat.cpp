@@ -282,6 +282,13 @@ std::unique_ptr<Model> parseModelText(std::string_view text, std::string_view di
 
 std::unique_ptr<Model> loadModelAnyFormat(const std::filesystem::path& path,
                                           const LoadOptions& options) {
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  if (!ec && options.maxFileBytes != 0 && size > options.maxFileBytes) {
+    throw Error(ErrorKind::Input, path.string(), {},
+                fmt::format("the file holds {} bytes, over the limit of {} (--max-model-bytes)",
+                            size, options.maxFileBytes));
+  }
   std::string bytes = readFile(path);
   std::filesystem::path baseDir = path.parent_path();
   std::unique_ptr<Model> model;

@@ -1,8 +1,22 @@
 #!/usr/bin/env bash
-# One command: install dependencies, build, and run every test.
+# One command: install dependencies, build, and run every test; then the same suite under the
+# sanitizers (scripts/sanitize.sh) and every fuzz target for a bounded time (scripts/fuzz.sh).
+# Any finding fails. QOPT_SKIP_SANITIZE=1 / QOPT_SKIP_FUZZ=1 leave a stage out (local runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 BUILD_DIR="${QOPT_BUILD_DIR:-build}"
 ctest --test-dir "$BUILD_DIR" -j "$(nproc)" --output-on-failure --timeout 1800
+
+stage() {
+  local start=$SECONDS
+  echo "== $1"
+  "${@:2}"
+  echo "== $1: $((SECONDS - start)) s"
+}
+if [ "${QOPT_SKIP_SANITIZE:-0}" != 1 ]; then stage "sanitizers" scripts/sanitize.sh; fi
+# 45 s per target keeps the five targets under 4 minutes on a 2-core machine.
+if [ "${QOPT_SKIP_FUZZ:-0}" != 1 ]; then
+  stage "fuzzing" env QOPT_FUZZ_SECONDS="${QOPT_FUZZ_SECONDS:-45}" scripts/fuzz.sh
+fi

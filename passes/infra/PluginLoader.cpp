@@ -39,6 +39,14 @@ PassRegistry registerModule(const std::string& file, const QoptPassPluginInfo& i
 }  // namespace
 
 LoadedPlugin PluginLoader::loadFile(const fs::path& file, PassRegistry& registry) {
+  // A bare name would be looked up in the current folder: a plugin runs with the user's rights,
+  // so loading one from wherever qopt happens to run must be asked for with a path.
+  if (file.string().find('/') == std::string::npos) {
+    throw pluginError(file.string(),
+                      fmt::format("a pass plugin is named by its path; write './{}' to load it "
+                                  "from the current folder",
+                                  file.string()));
+  }
   std::error_code ec;
   fs::path canonical = fs::canonical(fs::absolute(file, ec), ec);
   if (ec || !fs::is_regular_file(canonical)) {
@@ -112,6 +120,11 @@ void PluginLoader::loadSearchPath(std::string_view list, PassRegistry& registry)
     std::string entry(list.substr(pos, end - pos));
     pos = end + 1;
     if (entry.empty()) continue;
+    if (entry.find('/') == std::string::npos) {
+      throw pluginError(entry, fmt::format("a plugin search path entry is a path; write './{}' "
+                                           "for one in the current folder",
+                                           entry));
+    }
     std::error_code ec;
     if (fs::is_directory(entry, ec)) {
       loadDirectory(entry, registry);

@@ -13,10 +13,17 @@
 
 namespace qopt::interp {
 
+/// The default of RunOptions::maxTensorBytes: 16 GiB or half the machine's memory, whichever is
+/// smaller, so that a hostile shape fails with an error before the system runs out of memory.
+/// A tool may set another default for the whole process (qopt --max-tensor-bytes), which also
+/// covers the interpreters that passes create; 0 restores the computed one.
+uint64_t defaultMaxTensorBytes();
+void setDefaultMaxTensorBytes(uint64_t bytes);
+
 struct RunOptions {
   int threads = 1;  // 0 = all hardware threads
   /// Refuse to allocate a single tensor larger than this (hostile models).
-  uint64_t maxTensorBytes = uint64_t{16} << 30;
+  uint64_t maxTensorBytes = defaultMaxTensorBytes();
 };
 
 /// Sees intermediate tensors as they are computed (calibration, per-layer verify). Only values

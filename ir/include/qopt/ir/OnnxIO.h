@@ -19,6 +19,8 @@ struct LoadOptions {
   int protobufRecursionLimit = 256;
   /// Import sorts graphs whose nodes are not in topological order (a cycle is an error).
   bool sortNodes = true;
+  /// Largest model file loadModel reads, in bytes (0: no limit besides protobuf's 2 GiB).
+  uint64_t maxFileBytes = 0;
 };
 
 struct SaveOptions {
@@ -52,6 +54,9 @@ std::string serializeModel(const Model& model);
 
 /// Reads one TensorProto file (.pb, as in ONNX's test data).
 Tensor loadTensorProtoFile(const std::filesystem::path& path);
+/// Parses TensorProto bytes; `displayName` is used in messages, `baseDir` for external data.
+Tensor loadTensorProtoFromBytes(std::string_view bytes, std::string_view displayName,
+                                const std::filesystem::path& baseDir);
 /// Writes one TensorProto file atomically.
 void saveTensorProtoFile(const Tensor& tensor, const std::filesystem::path& path);
 

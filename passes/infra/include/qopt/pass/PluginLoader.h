@@ -23,12 +23,13 @@ struct LoadedPlugin {
 class PluginLoader {
  public:
   /// Loads one module file into `registry`. A file already loaded by this loader is skipped
-  /// (returns its earlier record).
+  /// (returns its earlier record). `file` must contain a '/': a bare name is refused rather
+  /// than looked up in the current folder.
   LoadedPlugin loadFile(const std::filesystem::path& file, PassRegistry& registry);
   /// Loads every "*.so" file of `dir` in name order. A missing folder is an error.
   void loadDirectory(const std::filesystem::path& dir, PassRegistry& registry);
   /// Loads a colon-separated list of folders and files (QOPT_PLUGIN_PATH). Empty entries are
-  /// ignored (they do not mean the current directory).
+  /// ignored (they do not mean the current directory); an entry without '/' is refused.
   void loadSearchPath(std::string_view list, PassRegistry& registry);
 
   const std::vector<LoadedPlugin>& loaded() const { return loaded_; }
