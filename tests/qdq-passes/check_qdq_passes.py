@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Checks relu6-asym and propagate-scales numerically on a Q/DQ model, on qopt's reference
+interpreter (qopt-run) and on ONNX Runtime (tests/ort/run_ort.js).
+
+  check_qdq_passes.py --qopt BIN --qopt-run BIN --run-ort JS --work DIR --model M.onnx[.gz]
+                      --samples DIR|TAR.GZ [--float-model F.onnx[.gz]] [--max-samples N]
+                      [--mode outputs|sqnr]
+
+--mode outputs (the default) runs three pipelines and compares each model's outputs with the
+model before the passes, sample by sample (the .npy files of --samples feed the one graph input):
+  propagate-scales            exact rewrites: max|after - before| <= 1 step on both runtimes;
+  relu6-asym{target=ort}      the uint8 rewrite changes the quantization of ReLU6 outputs (a finer
+  relu6-asym{target=ort},propagate-scales    step), so these are compared with the float model:
+                              max|after - float| <= max|before - float| + 1 step.
+"step" is the output's quantization step: the scale of the DequantizeLinear producing it, or for
+a float output, the scale of the last activation DequantizeLinear on its path. The float model
+is --float-model, else the model with its activation QuantizeLinear/DequantizeLinear removed.
+Both runtimes must also agree on every model within 1 step.
+
+--mode sqnr measures every ReLU6 activation (Clip(0, 6) -> QuantizeLinear -> DequantizeLinear) of
+the model before and after relu6-asym{target=ort}: SQNR = 10 log10(sum r^2 / sum (r - d)^2), with
+d the DequantizeLinear output and r = clip(x, 0, 6) for x the Clip's input (in the same run, so
+each activation is measured on its own). Prints a table and fails unless every activation
+improves and the mean improvement is at least --min-gain dB.
+Uses only Debian's python3-onnx and python3-numpy.
+"""
+
+import argparse
+import gzip
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+
+def run(command):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(command)} exited with {result.returncode}:\n"
+                 f"{result.stdout}{result.stderr}")
+    return result
+
+
+def file_stem(name):
+    """How qopt-run and run_ort.js name a tensor's file."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in name)
+
+
+def unpack_model(path, work, name):
+    target = os.path.join(work, name)
+    if path.endswith(".gz"):
+        with gzip.open(path, "rb") as src, open(target, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    else:
+        shutil.copyfile(path, target)
+    return target
+
+
+def sample_dirs(samples, work, input_name, limit):
+    """One folder per sample holding <input>.npy."""
+    source = samples
+    if samples.endswith(".tar.gz"):
+        source = os.path.join(work, "samples_unpacked")
+        os.makedirs(source, exist_ok=True)
+        with tarfile.open(samples) as tar:
+            tar.extractall(source)
+    files = []
+    for root, _, names in os.walk(source):
+        files.extend(os.path.join(root, n) for n in names if n.endswith(".npy"))
+    files = sorted(files)[:limit]
+    if not files:
+        sys.exit(f"FAIL: no .npy samples in {samples}")
+    dirs = []
+    for i, f in enumerate(files):
+        d = os.path.join(work, "inputs", f"sample_{i:03d}")
+        os.makedirs(d, exist_ok=True)
+        shutil.copyfile(f, os.path.join(d, file_stem(input_name) + ".npy"))
+        dirs.append(d)
+    return dirs
+
+
+def constant_values(graph):
+    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.attribute[0].name == "value":
+            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+        elif node.op_type in ("Cast", "Identity") and node.input[0] in values:
+            values[node.output[0]] = values[node.input[0]]
+    return values
+
+
+def strip_activation_qdq(model):
+    """The float model of a QAT export: activation Q -> DQ pairs removed, weights kept."""
+    graph = model.graph
+    consts = constant_values(graph)
+    producer = {out: node for node in graph.node for out in node.output}
+    outputs = {o.name for o in graph.output}
+    replace, dropped = {}, set()
+    for node in graph.node:
+        if node.op_type != "DequantizeLinear":
+            continue
+        q = producer.get(node.input[0])
+        if q is None or q.op_type != "QuantizeLinear" or q.input[0] in consts:
+            continue
+        if node.output[0] in outputs:
+            continue
+        replace[node.output[0]] = q.input[0]
+        dropped.add(id(node))
+    kept = [n for n in graph.node if id(n) not in dropped]
+    for node in kept:
+        for i, name in enumerate(node.input):
+            node.input[i] = replace.get(name, name)
+    used = {name for node in kept for name in node.input} | outputs
+    kept = [n for n in kept if n.op_type != "QuantizeLinear" or n.output[0] in used]
+    del graph.node[:]
+    graph.node.extend(kept)
+    return model
+
+
+def output_steps(model):
+    """Per graph output: its quantization step (see the module doc)."""
+    graph = model.graph
+    consts = constant_values(graph)
+    producer = {out: node for node in graph.node for out in node.output}
+    steps = []
+    for out in graph.output:
+        name, step, seen = out.name, None, set()
+        queue = [name]
+        while queue and step is None:
+            name = queue.pop(0)
+            node = producer.get(name)
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node.op_type == "DequantizeLinear" and node.input[0] not in consts:
+                step = float(np.max(consts[node.input[1]]))
+                break
+            queue.extend(i for i in node.input if i and i not in consts)
+        if step is None:
+            sys.exit(f"FAIL: output '{out.name}' has no quantization on its path")
+        steps.append(step)
+    return steps
+
+
+def run_both(args, model_path, dirs, tag):
+    """Outputs per sample for both runtimes: {runtime: [[array per output] per sample]}."""
+    results = {"interp": [], "ort": []}
+    names = [o.name for o in onnx.load(model_path, load_external_data=False).graph.output]
+    for d in dirs:
+        base = os.path.join(args.work, "out", tag, os.path.basename(d))
+        run([args.qopt_run, model_path, "--inputs", d, "--outputs", base + "_interp"])
+        results["interp"].append([np.load(os.path.join(base + "_interp", file_stem(n) + ".npy"))
+                                  .astype(np.float64) for n in names])
+        run(["node", args.run_ort, "--model", model_path, "--inputs", d,
+             "--outputs", base + "_ort"])
+        results["ort"].append([np.load(os.path.join(base + "_ort", file_stem(n) + ".npy"))
+                               .astype(np.float64) for n in names])
+    return results
+
+
+def max_diff(a, b):
+    return max(float(np.max(np.abs(x - y))) for xs, ys in zip(a, b) for x, y in zip(xs, ys))
+
+
+def check_outputs(args):
+    work = args.work
+    before = unpack_model(args.model, work, "before.onnx")
+    model = onnx.load(before)
+    input_name = model.graph.input[0].name
+    dirs = sample_dirs(args.samples, work, input_name, args.max_samples)
+    step = max(output_steps(model))
+    if args.float_model:
+        float_path = unpack_model(args.float_model, work, "float.onnx")
+    else:
+        float_path = os.path.join(work, "float.onnx")
+        onnx.save(strip_activation_qdq(onnx.load(before)), float_path)
+
+    ref = run_both(args, before, dirs, "before")
+    flt = run_both(args, float_path, dirs, "float")
+    failures = []
+    print(f"{os.path.basename(args.model)}: {len(dirs)} samples, output step {step:.6g}")
+    for runtime in ("interp", "ort"):
+        print(f"  {runtime}: before vs float max|d| = {max_diff(ref[runtime], flt[runtime]):.6g}")
+    agree = max_diff(ref["interp"], ref["ort"])
+    if agree > step:
+        failures.append(f"before: interpreter and ONNX Runtime differ by {agree:.6g} > 1 step")
+
+    pipelines = [("propagate-scales", "propagate-scales", False),
+                 ("relu6-asym", "relu6-asym{target=ort}", True),
+                 ("relu6-asym+propagate-scales", "relu6-asym{target=ort},propagate-scales", True)]
+    for tag, pipeline, against_float in pipelines:
+        after = os.path.join(work, f"after_{tag}.onnx")
+        report = os.path.join(work, f"report_{tag}.json")
+        run([args.qopt, "-p", pipeline, "--report", report, before, after])
+        with open(report) as f:
+            stats = json.load(f)
+        res = run_both(args, after, dirs, tag)
+        agree = max_diff(res["interp"], res["ort"])
+        line = f"  {pipeline}: interp vs ort {agree:.6g}"
+        if agree > step:
+            failures.append(f"{pipeline}: interpreter and ONNX Runtime differ by {agree:.6g}")
+        for runtime in ("interp", "ort"):
+            d_before = max_diff(res[runtime], ref[runtime])
+            if against_float:
+                e_after = max_diff(res[runtime], flt[runtime])
+                e_before = max_diff(ref[runtime], flt[runtime])
+                line += (f"; {runtime}: |after-before| {d_before:.6g}, |after-float| {e_after:.6g}"
+                         f" (before: {e_before:.6g})")
+                if e_after > e_before + step:
+                    failures.append(f"{pipeline} on {runtime}: {e_after:.6g} from the float model, "
+                                    f"more than {e_before:.6g} + 1 step")
+            else:
+                line += f"; {runtime}: |after-before| {d_before:.6g}"
+                if d_before > step:
+                    failures.append(f"{pipeline} on {runtime}: outputs moved by {d_before:.6g} "
+                                    f"> 1 step ({step:.6g})")
+        print(line)
+        print("    statistics: " + json.dumps(pass_statistics(stats)))
+    if failures:
+        sys.exit("FAIL: " + "; ".join(failures))
+    print("PASS")
+
+
+def pass_statistics(report):
+    """The non-zero statistics of every pass in a --report JSON."""
+    found = {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "statistics" in node and isinstance(node["statistics"], dict):
+                name = node.get("name", node.get("pass", "?"))
+                found[name] = {k: v for k, v in node["statistics"].items() if v}
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(report)
+    return found
+
+
+def relu6_sites(model):
+    """(clip input, DequantizeLinear output) of every Clip(0, 6) -> Q -> DQ."""
+    graph = model.graph
+    consts = constant_values(graph)
+    users = {}
+    for node in graph.node:
+        for name in node.input:
+            users.setdefault(name, []).append(node)
+    sites = []
+    for node in graph.node:
+        if node.op_type != "Clip" or len(node.input) < 3:
+            continue
+        lo, hi = consts.get(node.input[1]), consts.get(node.input[2])
+        if lo is None or hi is None or float(lo) != 0.0 or float(hi) != 6.0:
+            continue
+        for q in users.get(node.output[0], []):
+            if q.op_type != "QuantizeLinear":
+                continue
+            for dq in users.get(q.output[0], []):
+                if dq.op_type == "DequantizeLinear":
+                    sites.append((node.input[0], dq.output[0]))
+    return sites
+
+
+def with_outputs(path, names, target):
+    model = onnx.load(path)
+    existing = {o.name for o in model.graph.output}
+    for name in names:
+        if name not in existing:
+            model.graph.output.append(helper.make_empty_tensor_value_info(name))
+            model.graph.output[-1].type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+            existing.add(name)
+    onnx.save(model, target)
+
+
+def check_sqnr(args):
+    work = args.work
+    before = unpack_model(args.model, work, "before.onnx")
+    model = onnx.load(before)
+    sites = relu6_sites(model)
+    if not sites:
+        sys.exit("FAIL: the model has no Clip(0, 6) -> QuantizeLinear -> DequantizeLinear")
+    dirs = sample_dirs(args.samples, work, model.graph.input[0].name, args.max_samples)
+    after = os.path.join(work, "after.onnx")
+    run([args.qopt, "-p", "relu6-asym{target=ort}", before, after])
+    names = sorted({n for site in sites for n in site})
+    measured = {}
+    for tag, path in (("before", before), ("after", after)):
+        exposed = os.path.join(work, f"{tag}_exposed.onnx")
+        with_outputs(path, names, exposed)
+        sums = {site: [0.0, 0.0] for site in sites}
+        for d in dirs:
+            out = os.path.join(work, "out", tag, os.path.basename(d))
+            run([args.qopt_run, exposed, "--inputs", d, "--outputs", out])
+            for x_name, y_name in sites:
+                x = np.load(os.path.join(out, file_stem(x_name) + ".npy")).astype(np.float64)
+                y = np.load(os.path.join(out, file_stem(y_name) + ".npy")).astype(np.float64)
+                r = np.clip(x, 0.0, 6.0)
+                sums[(x_name, y_name)][0] += float(np.sum(r ** 2))
+                sums[(x_name, y_name)][1] += float(np.sum((r - y) ** 2))
+        measured[tag] = {s: (math.inf if n == 0 else 10 * math.log10(p / n))
+                         for s, (p, n) in sums.items()}
+    print(f"SQNR (dB) of each ReLU6 activation, Q->DQ output vs clip(x, 0, 6), "
+          f"{len(dirs)} samples:")
+    print(f"{'activation':60s} {'before':>8s} {'after':>8s} {'gain':>7s}")
+    gains, failures = [], []
+    for site in sites:
+        b, a = measured["before"][site], measured["after"][site]
+        gains.append(a - b)
+        print(f"{site[1][-60:]:60s} {b:8.2f} {a:8.2f} {a - b:+7.2f}")
+        if not a > b:
+            failures.append(f"{site[1]}: {b:.2f} dB -> {a:.2f} dB")
+    mean_gain = sum(gains) / len(gains)
+    print(f"{len(sites)} activations: mean gain {mean_gain:+.2f} dB, "
+          f"min {min(gains):+.2f} dB, max {max(gains):+.2f} dB")
+    if failures:
+        sys.exit("FAIL: SQNR did not improve: " + "; ".join(failures))
+    if mean_gain < args.min_gain:
+        sys.exit(f"FAIL: mean gain {mean_gain:.2f} dB < {args.min_gain} dB")
+    print("PASS")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--qopt", required=True)
+    parser.add_argument("--qopt-run", required=True)
+    parser.add_argument("--run-ort", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--samples", required=True)
+    parser.add_argument("--float-model")
+    parser.add_argument("--max-samples", type=int, default=8)
+    parser.add_argument("--mode", choices=["outputs", "sqnr"], default="outputs")
+    parser.add_argument("--min-gain", type=float, default=5.0)
+    args = parser.parse_args()
+    if os.path.isdir(args.work):
+        shutil.rmtree(args.work)
+    os.makedirs(args.work)
+    if args.mode == "sqnr":
+        check_sqnr(args)
+    else:
+        check_outputs(args)
+
+
+if __name__ == "__main__":
+    main()
