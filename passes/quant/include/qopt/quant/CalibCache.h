@@ -31,14 +31,18 @@ struct CalibrationCache {
 /// reads any algorithm's scales the same way).
 std::string_view cacheAlgorithmFor(std::string_view calibrator);
 
-/// The cache text, entries in the given order.
+/// The cache text, entries in the given order, hex in lowercase. Throws qopt::Error for what
+/// could not be read back: an unknown algorithm, an empty name or one holding a line break, a
+/// negative or non-finite scale, a tensor named twice.
 std::string formatCalibrationCache(const CalibrationCache& cache);
 /// Parses cache text. Throws qopt::Error (Input) naming `source` and the line for a bad header,
-/// a line without ": ", a hex field that is not 8 hex digits, a non-finite or negative scale, or
-/// a tensor named twice.
+/// a line without ": ", a hex field that is not 8 hex digits (either letter case, as TensorRT's
+/// stoul reads it), a non-finite or negative scale, or a tensor named twice. Blank lines and
+/// CRLF line ends are accepted.
 CalibrationCache parseCalibrationCache(std::string_view text, std::string_view source);
 
-/// Writes atomically (temporary file, then rename); throws qopt::Error (Output) on failure.
+/// Writes atomically (temporary file, then rename); throws qopt::Error naming the file on failure
+/// (refused entries are found before anything is written).
 void writeCalibrationCache(const CalibrationCache& cache, const std::filesystem::path& path);
 /// Reads and parses; throws qopt::Error (Input) naming the file.
 CalibrationCache readCalibrationCache(const std::filesystem::path& path);

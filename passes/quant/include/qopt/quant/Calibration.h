@@ -10,6 +10,8 @@
 //   percentile  the p-th percentile of |x| (p = 99.99 by default), at a bin's upper edge;
 //   entropy     TensorRT's KL-divergence threshold search (EntropyCalibration2);
 //   mse         the threshold minimising the expected squared quantization error.
+// No calibrator returns more than the largest |x| seen (a threshold beyond it only loses
+// resolution).
 #pragma once
 
 #include <cstdint>
@@ -61,16 +63,33 @@ class TensorStatistics {
   double binWidth() const { return binWidth_; }
 
  private:
+  /// Makes the histogram cover |x| < 2^exponent (creating it, or merging bins as it widens).
+  void coverUpTo(int exponent);
+  void widenBy(int doublings);
+
   uint64_t count_ = 0;
   uint64_t nonFinite_ = 0;
   float min_ = 0;
   float max_ = 0;
   std::vector<uint64_t> histogram_;
   double binWidth_ = 0;
+  int upperExponent_ = 0;  // the histogram covers [0, 2^upperExponent_)
 };
 
 /// The threshold `spec` picks from `stats`: a positive amax, or 0 when every value was 0.
+/// Throws qopt::Error (Usage) for a percentile outside (0, 100] or levels < 1.
 double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec);
+
+/// The entropy search on any histogram of |x| on equal bins from 0: the number of leading bins
+/// i (levels + 1 <= i <= histogram.size()) whose KL divergence is smallest (the first on ties);
+/// the threshold is then (i + 0.5) bin widths. 0 when the histogram has fewer than levels + 1
+/// bins or no count.
+size_t entropyThresholdBins(std::span<const uint64_t> histogram, int levels);
+/// The mse search on any histogram of |x| on equal bins from 0: the number of leading bins i
+/// (1 <= i <= histogram.size()) whose upper edge, as amax, gives the smallest squared error of
+/// symmetric quantization with `levels` steps over the bin centres (the first on ties).
+/// 0 when the histogram has no count.
+size_t mseThresholdBins(std::span<const uint64_t> histogram, int levels);
 
 /// One calibrated tensor.
 struct TensorRange {
@@ -82,20 +101,23 @@ struct TensorRange {
   uint64_t samples = 0;  // samples observed
 };
 
-/// Called after each sample: (samples done, samples in all or 0 when unknown).
+/// Called after each sample: (samples done, samples in all or 0 when unknown); collectStatistics
+/// calls it once more with done == total when the samples are exhausted.
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 
 /// Runs `model` on every sample with the reference interpreter and collects the statistics of
 /// the float tensors named in `tensors` (graph inputs and node outputs). Throws qopt::Error
 /// naming the sample's file when a sample does not fit the model, and naming the tensor when
-/// a name is not a float value of the graph.
+/// a name is not a float value of the graph. Each sample's tensors are folded into the statistics
+/// and dropped before the next sample is read.
 std::map<std::string, TensorStatistics> collectStatistics(
     const Model& model, std::span<const std::string> tensors,
     const std::function<void(const std::function<bool(analysis::Sample&)>&)>& forEachSample,
     const ProgressFn& progress = {});
 
 /// The per-channel amax of a constant weight along `axis` (per-tensor when axis < 0): max |w|
-/// over all other axes. Throws qopt::Error naming `what` for a non-float weight or a bad axis.
+/// over all other axes. Throws qopt::Error naming `what` for a non-float weight, a NaN or
+/// infinite value, or a bad axis.
 std::vector<double> weightAmax(const Tensor& weight, int64_t axis, std::string_view what);
 
 /// A progress bar on stderr ("calibrating: 37/96 samples, 12.3/s, 4 s left") that redraws in

@@ -21,7 +21,7 @@ struct ScaleEntry {
   std::string tensor;
   std::vector<double> amax;   // one per channel (one value when per tensor)
   std::vector<double> scale;  // likewise
-  std::vector<int64_t> zeroPoint;
+  std::vector<int64_t> zeroPoint;  // empty: all zero (written as zeros)
   std::string type = "int8";           // "int8", "uint8", "int16"...
   std::optional<int64_t> axis;         // per-channel axis
   std::string calibrator;              // "max", "entropy"...; "weights" for weights; "" unknown
@@ -32,7 +32,8 @@ std::string formatScales(const std::vector<ScaleEntry>& entries);
 /// Throws qopt::Error (Input) naming `source` for text that is not a qopt-scales file.
 std::vector<ScaleEntry> parseScales(std::string_view text, std::string_view source);
 
-/// Atomic write; throws qopt::Error (Output) on failure.
+/// Atomic write; throws qopt::Error naming the file on failure (an inconsistent entry is found
+/// before anything is written).
 void writeScales(const std::vector<ScaleEntry>& entries, const std::filesystem::path& path);
 std::vector<ScaleEntry> readScales(const std::filesystem::path& path);
 

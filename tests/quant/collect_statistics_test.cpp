@@ -1,0 +1,200 @@
+// collectStatistics on small models against ranges computed by hand; weight ranges; progress.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qopt/ir/Error.h"
+#include "qopt/ir/TextFormat.h"
+#include "qopt/quant/Calibration.h"
+
+namespace qopt::quant {
+namespace {
+
+constexpr const char* kModel = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2, 3] x) => (float[2, 3] y, int64[2, 3] n) <float two = {2.0}> {
+  r = Relu(x)
+  y = Mul(r, two)
+  n = Cast <to = 7> (y)
+}
+)";
+
+interp::Array floats(interp::Shape shape, const std::vector<float>& values) {
+  interp::Array a(DataType::Float, std::move(shape));
+  std::copy(values.begin(), values.end(), a.data<float>());
+  return a;
+}
+
+std::vector<analysis::Sample> threeSamples() {
+  std::vector<analysis::Sample> samples(3);
+  samples[0].source = "s0.npy";
+  samples[0].inputs.emplace("x", floats({2, 3}, {-1, 0, 1, 2, 3, 4}));
+  samples[1].source = "s1.npy";
+  samples[1].inputs.emplace("x", floats({2, 3}, {-6, -5, 0.5f, 0.25f, 1, 1.5f}));
+  samples[2].source = "s2.npy";
+  samples[2].inputs.emplace("x", floats({2, 3}, {0, 0, 0, 0, 0, 5}));
+  return samples;
+}
+
+/// forEachSample over `samples`, counting how many were handed out.
+auto feeding(std::vector<analysis::Sample>& samples, size_t* given = nullptr) {
+  return [&samples, given](const std::function<bool(analysis::Sample&)>& fn) {
+    for (analysis::Sample& sample : samples) {
+      if (given) ++*given;
+      if (!fn(sample)) return;
+    }
+  };
+}
+
+std::string errorOf(const Model& model, std::vector<std::string> names,
+                    std::vector<analysis::Sample> samples) {
+  try {
+    collectStatistics(model, names, feeding(samples));
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input) << e.what();
+    return e.what();
+  }
+  return {};
+}
+
+TEST(CollectStatistics, RangesOfInputsAndNodeOutputs) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::vector<analysis::Sample> samples = threeSamples();
+  std::vector<std::pair<size_t, size_t>> progress;
+  size_t given = 0;
+  const std::vector<std::string> names = {"x", "r", "y"};
+  auto stats = collectStatistics(*model, names, feeding(samples, &given),
+                                 [&](size_t done, size_t total) {
+                                   progress.emplace_back(done, total);
+                                 });
+  EXPECT_EQ(given, 3u);
+  ASSERT_EQ(stats.size(), 3u);
+  const TensorStatistics& x = stats.at("x");
+  EXPECT_EQ(x.count(), 18u);
+  EXPECT_EQ(x.min(), -6.0f);
+  EXPECT_EQ(x.max(), 5.0f);
+  const TensorStatistics& r = stats.at("r");
+  EXPECT_EQ(r.count(), 18u);
+  EXPECT_EQ(r.min(), 0.0f);
+  EXPECT_EQ(r.max(), 5.0f);
+  // Zeros of r: 0 (s0: -1, 0), s1: -6, -5, 0, s2: five zeros = 2 + 2 + 5.
+  EXPECT_EQ(r.histogram()[0], 9u);
+  const TensorStatistics& y = stats.at("y");
+  EXPECT_EQ(y.min(), 0.0f);
+  EXPECT_EQ(y.max(), 10.0f);
+  EXPECT_EQ(y.binWidth(), 16.0 / kCalibrationBins);
+  EXPECT_EQ(y.histogram()[0], 9u);
+  EXPECT_EQ(y.histogram()[256], 2u);   // y = 2 in s0 and s1 (2 * 128 bins per unit)
+  EXPECT_EQ(y.histogram()[1280], 1u);  // y = 10
+  CalibratorSpec max;
+  EXPECT_EQ(computeAmax(x, max), 6.0);
+  EXPECT_EQ(computeAmax(y, max), 10.0);
+  EXPECT_EQ(progress, (std::vector<std::pair<size_t, size_t>>{{1, 0}, {2, 0}, {3, 0}, {3, 3}}));
+}
+
+TEST(CollectStatistics, SameStatisticsWhateverTheSampleOrder) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::vector<analysis::Sample> forward = threeSamples();
+  std::vector<analysis::Sample> backward = threeSamples();
+  std::reverse(backward.begin(), backward.end());
+  const std::vector<std::string> names = {"y"};
+  auto a = collectStatistics(*model, names, feeding(forward));
+  auto b = collectStatistics(*model, names, feeding(backward));
+  EXPECT_TRUE(a.at("y").histogram() == b.at("y").histogram());
+  EXPECT_EQ(a.at("y").binWidth(), b.at("y").binWidth());
+}
+
+TEST(CollectStatistics, UnknownTensorIsNamedWithASuggestion) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::string message = errorOf(*model, {"x", "yy"}, threeSamples());
+  EXPECT_NE(message.find("tensor 'yy'"), std::string::npos) << message;
+  EXPECT_NE(message.find("did you mean 'y'"), std::string::npos) << message;
+  EXPECT_NE(message.find("tiny.onnxtxt"), std::string::npos) << message;
+}
+
+TEST(CollectStatistics, RefusesConstantsAndIntegerTensors) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::string message = errorOf(*model, {"two"}, threeSamples());
+  EXPECT_NE(message.find("tensor 'two'"), std::string::npos) << message;
+  EXPECT_NE(message.find("constant"), std::string::npos) << message;
+  message = errorOf(*model, {"n"}, threeSamples());
+  EXPECT_NE(message.find("tensor 'n'"), std::string::npos) << message;
+  EXPECT_NE(message.find("int64"), std::string::npos) << message;
+}
+
+TEST(CollectStatistics, SampleThatDoesNotFitIsNamed) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::vector<analysis::Sample> samples = threeSamples();
+  samples[1].inputs.clear();
+  samples[1].inputs.emplace("z", floats({2, 3}, {0, 0, 0, 0, 0, 0}));
+  std::string message = errorOf(*model, {"y"}, samples);
+  EXPECT_NE(message.find("s1.npy"), std::string::npos) << message;
+  EXPECT_NE(message.find("'x'"), std::string::npos) << message;
+}
+
+TEST(CollectStatistics, NoSamplesGiveEmptyStatistics) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::vector<analysis::Sample> none;
+  const std::vector<std::string> names = {"y"};
+  auto stats = collectStatistics(*model, names, feeding(none));
+  EXPECT_EQ(stats.at("y").count(), 0u);
+  EXPECT_EQ(computeAmax(stats.at("y"), CalibratorSpec()), 0.0);
+}
+
+// ---- weights ----
+
+TEST(WeightAmax, PerTensorAndPerChannel) {
+  Tensor w = Tensor::fromFloats({2, 3}, std::vector<float>{1, -4, 2, -0.5f, 0.25f, 3});
+  EXPECT_EQ(weightAmax(w, -1, "w"), std::vector<double>{4.0});
+  EXPECT_EQ(weightAmax(w, 0, "w"), (std::vector<double>{4.0, 3.0}));
+  EXPECT_EQ(weightAmax(w, 1, "w"), (std::vector<double>{1.0, 4.0, 3.0}));
+  // Conv weight [out=2, in=1, 2, 2]: axis 0 takes the max over each filter.
+  Tensor conv = Tensor::fromFloats({2, 1, 2, 2}, std::vector<float>{1, 2, -3, 0, 0, 0, 0.5f, -0.25f});
+  EXPECT_EQ(weightAmax(conv, 0, "conv.weight"), (std::vector<double>{3.0, 0.5}));
+}
+
+TEST(WeightAmax, Float16Weights) {
+  std::vector<double> values = {0.5, -1.5, 2.0, 0.25};
+  Tensor w = Tensor::fromDoubles(DataType::Float16, {2, 2}, values);
+  EXPECT_EQ(weightAmax(w, 0, "w"), (std::vector<double>{1.5, 2.0}));
+}
+
+TEST(WeightAmax, ErrorsNameTheWeight) {
+  auto messageOf = [](const Tensor& w, int64_t axis) {
+    try {
+      weightAmax(w, axis, "initializer 'conv.weight'");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  std::vector<int64_t> ints = {1, 2};
+  std::string message = messageOf(Tensor::fromInt64s(DataType::Int8, {2}, ints), -1);
+  EXPECT_NE(message.find("initializer 'conv.weight'"), std::string::npos) << message;
+  EXPECT_NE(message.find("int8"), std::string::npos) << message;
+  Tensor w = Tensor::fromFloats({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
+  message = messageOf(w, 2);
+  EXPECT_NE(message.find("axis 2"), std::string::npos) << message;
+  Tensor nan = Tensor::fromFloats({2}, std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()});
+  message = messageOf(nan, 0);
+  EXPECT_NE(message.find("nan"), std::string::npos) << message;
+}
+
+// ---- progress ----
+
+TEST(TerminalProgress, SilentWhenStderrIsNotATerminal) {
+  if (isatty(STDERR_FILENO)) GTEST_SKIP() << "stderr is a terminal";
+  ::testing::internal::CaptureStderr();
+  ProgressFn progress = terminalProgress("calibrating");
+  progress(1, 3);
+  progress(3, 3);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+}  // namespace
+}  // namespace qopt::quant
