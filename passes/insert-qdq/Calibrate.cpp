@@ -1,5 +1,7 @@
 #include "Calibrate.h"
 
+#include <fmt/format.h>
+
 #include <functional>
 
 #include "qopt/analysis/DataSet.h"
@@ -8,18 +10,24 @@
 namespace qopt::qdq {
 
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
-                         PassContext& context, size_t limit, const std::string& progressLabel) {
+                         PassContext& context, size_t limit, const std::string& passName) {
   CalibrationRun run;
   if (tensors.empty()) return run;
   std::vector<analysis::Sample> samples = analysis::samplesFor(
       model.graph(), context, /*preferEval=*/false, limit, kRandomCalibrationSamples, run.origin);
   run.samples = samples.size();
+  if (run.origin == "random") {
+    context.diagnostics().warning(fmt::format(
+        "{}: no --calib-data given: calibrating on {} random samples; their scales rarely fit "
+        "real inputs",
+        passName, samples.size()));
+  }
   auto forEachSample = [&](const std::function<bool(analysis::Sample&)>& fn) {
     for (analysis::Sample& sample : samples) {
       if (!fn(sample)) break;
     }
   };
-  quant::ProgressFn progress = quant::terminalProgress(progressLabel);
+  quant::ProgressFn progress = quant::terminalProgress(passName + ": calibrating");
   run.statistics =
       quant::collectStatistics(model, tensors, forEachSample, [&](size_t done, size_t) {
         if (progress) progress(done, samples.size());

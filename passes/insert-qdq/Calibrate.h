@@ -26,8 +26,9 @@ struct CalibrationRun {
 };
 
 /// Runs `model` over at most `limit` samples (0: all) and collects the statistics of `tensors`.
+/// Warnings and the progress bar name `passName`.
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
-                         PassContext& context, size_t limit, const std::string& progressLabel);
+                         PassContext& context, size_t limit, const std::string& passName);
 
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
                                        quant::CalibratorKind calibrator, uint64_t samples);

@@ -89,7 +89,7 @@ class InsertQdqPass : public Pass {
     std::vector<std::string> names;
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
     qdq::CalibrationRun calibration =
-        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), "calibrating");
+        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name());
     quant::CalibratorSpec spec;
     spec.kind = *calibrator_;
     spec.percentile = *percentile_;
@@ -288,7 +288,8 @@ class InsertQdqPass : public Pass {
   Option<std::string> scales_{*this, "scales", "",
                               "Write every activation and weight scale to this JSON file"};
   Option<std::string> excludeNodes_{
-      *this, "exclude-nodes", "", "Regular expression: nodes whose whole name matches stay float"};
+      *this, "exclude-nodes", "",
+      "Regular expression: nodes whose whole name (unnamed: first output name) matches stay float"};
   ListOption<std::string> excludeOps_{*this, "exclude-ops", {}, "Op types that stay float"};
   TargetOption target_{*this};
   Option<bool> perConsumer_{*this, "per-consumer", false,

@@ -57,7 +57,11 @@ class Planner {
  private:
   bool isExcluded(const Node& node) const {
     if (options_.excludeOps.count(node.opType()) > 0) return true;
-    return options_.excludeNodes && std::regex_match(node.name(), *options_.excludeNodes);
+    if (!options_.excludeNodes) return false;
+    // Unnamed nodes (ONNX text has no node names) are known by their first output.
+    const std::string& name =
+        !node.name().empty() || node.numOutputs() == 0 ? node.name() : node.output(0)->name();
+    return std::regex_match(name, *options_.excludeNodes);
   }
 
   void markQuantized(Node* node) {

@@ -54,7 +54,8 @@ struct Placement {
 
 struct PlacementOptions {
   Target target;
-  std::optional<std::regex> excludeNodes;  // matched against the whole node name
+  // Matched against the whole node name (an unnamed node's first output name).
+  std::optional<std::regex> excludeNodes;
   std::set<std::string> excludeOps;
   bool quantizeBias = false;
 };

@@ -136,7 +136,7 @@ class StaticQuantPass : public Pass {
     std::vector<std::string> names;
     for (const Value* value : activations) names.push_back(value->name());
     qdq::CalibrationRun calibration =
-        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), "calibrating");
+        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name());
 
     std::vector<StaticWeight> weights;
     bool perAxis = false;
