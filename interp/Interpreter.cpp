@@ -407,7 +407,8 @@ std::vector<Array> Interpreter::run(const std::map<std::string, Array>& inputs,
     }
   }
   if (matched != inputs.size()) {
-    for (const auto& [name, array] : inputs) {
+    for (const auto& entry : inputs) {
+      const std::string& name = entry.first;  // clang 14 cannot capture structured bindings
       bool known = std::any_of(graphInputs.begin(), graphInputs.end(),
                                [&](const Value* v) { return v->name() == name; });
       if (!known) {

@@ -1,5 +1,6 @@
 #include "qopt/ir/TextFormat.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <fstream>
@@ -225,8 +226,44 @@ std::string readFile(const std::filesystem::path& path) {
   return std::move(bytes).str();
 }
 
+// ONNX's parser recurses once per bracket level (subgraph bodies, nested types such as
+// seq(seq(...)), tensor literals) and overflows the stack on deep nesting (10,000 If bodies
+// crash it). Brackets are counted first, skipping strings and comments: a subgraph level needs one
+// '{', so the nesting limit plus a few levels for the model's own brackets is enough.
+void checkBracketDepth(std::string_view text, std::string_view displayName,
+                       const LoadOptions& options) {
+  const int limit = std::max(options.maxNestingDepth, 0) + 8;
+  int depth = 0;
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < text.size(); ++i, ++col) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+      col = 0;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"') {
+      while (i + 1 < text.size() && text[i + 1] != '"') {
+        if (text[++i] == '\n') ++line, col = 0;
+      }
+      ++i;
+    } else if (c == '{' || c == '(' || c == '[') {
+      if (++depth > limit) {
+        throw Error(ErrorKind::Input, std::string(displayName),
+                    fmt::format("line {}, column {}", line, col),
+                    fmt::format("brackets nest deeper than {} levels (subgraphs may nest {} "
+                                "levels: --max-nesting-depth)",
+                                limit, options.maxNestingDepth));
+      }
+    } else if (c == '}' || c == ')' || c == ']') {
+      --depth;
+    }
+  }
+}
+
 std::unique_ptr<Model> parseText(std::string_view text, std::string_view displayName,
                                  const std::filesystem::path& baseDir, const LoadOptions& options) {
+  checkBracketDepth(text, displayName, options);
   // The parser reads a C string: a NUL byte would silently end the model early.
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
     throw Error(ErrorKind::Input, std::string(displayName), {},

@@ -80,6 +80,10 @@ bool isValueChar(char c) {
   }
 }
 
+// Deepest fixpoint(...) nesting: parsing, running and printing recurse once per level, so a
+// hostile pipeline file must not choose the depth.
+constexpr int kMaxFixpointNesting = 32;
+
 class PipelineParser {
  public:
   PipelineParser(std::string_view text, const PassRegistry& registry, std::string_view source)
@@ -180,10 +184,15 @@ class PipelineParser {
                        : fmt::format("expected a pass name before '{}'", peek()));
     }
     if (name == "fixpoint") {
+      if (fixpointDepth_ == kMaxFixpointNesting) {
+        fail(at, fmt::format("fixpoint groups nest deeper than {} levels", kMaxFixpointNesting));
+      }
       auto group = std::make_unique<FixpointGroup>();
       skipBlanks(true);
       expect('(', "'(' after fixpoint");
+      ++fixpointDepth_;
       parseSequence(group->body, /*nested=*/true);
+      --fixpointDepth_;
       skipBlanks(true);
       if (group->body.empty()) fail(at, "fixpoint needs at least one pass inside its parentheses");
       expect(')', "')' closing fixpoint(");
@@ -297,6 +306,7 @@ class PipelineParser {
   size_t pos_ = 0;
   size_t line_ = 1;
   size_t col_ = 1;
+  int fixpointDepth_ = 0;
 };
 
 }  // namespace
