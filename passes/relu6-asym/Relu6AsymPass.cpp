@@ -47,7 +47,8 @@ class Relu6AsymPass : public Pass {
     }
     target_ = target_option_.resolve(context);
     PassResult result;
-    for (const char* name : {"rewritten", "already-set", "inserted", "clips-removed"}) {
+    for (const char* name :
+         {"rewritten", "already-set", "inserted", "inputs-rewritten", "clips-removed"}) {
       result.statistics[name] = 0;
     }
     if (target_.isTensorRT()) result.statistics["clips-kept-for-tensorrt"] = 0;
@@ -61,6 +62,7 @@ class Relu6AsymPass : public Pass {
       handle(act, result);
     }
     result.changed = result.statistics.get("rewritten") + result.statistics.get("inserted") +
+                         result.statistics.get("inputs-rewritten") +
                          result.statistics.get("clips-removed") >
                      0;
     return result;
@@ -112,6 +114,7 @@ class Relu6AsymPass : public Pass {
       if (rewritten.size() != qs.size()) return;
     }
     if (!act.isClip) return;
+    rewriteInputQuantization(act, qs, result);
     if (target_.isTensorRT()) {
       if (std::isinf(act.hi)) return;
       result.statistics.add("clips-kept-for-tensorrt");
@@ -160,6 +163,44 @@ class Relu6AsymPass : public Pass {
     result.applied(q.describe(), fmt::format("{} output: {} instead of {}", act.form,
                                              wanted.describe(), old->describe()));
     return true;
+  }
+
+  /// ONNX Runtime's QDQ models also quantize what a ReLU6 reads (Conv -> Q -> DQ -> Clip), often
+  /// with the same symmetric int8 step; that rounding would stay as coarse as before. When that
+  /// quantization feeds nothing but the activation, only its [lo, hi] part ever matters, so it
+  /// takes the activation's new parameters too (the two then form a DQ -> Q pair with equal
+  /// parameters, which propagate-scales removes).
+  void rewriteInputQuantization(const BoundedActivation& act, const std::vector<Node*>& qs,
+                                PassResult& result) {
+    Node* dq = act.input->producer();
+    if (!qdq::isDequantize(dq) || dq->input(0) == nullptr) return;
+    Node* q = dq->input(0)->producer();
+    if (!qdq::isQuantize(q)) return;
+    std::optional<QuantParams> wanted = qdq::readQuantParams(*qs.front());
+    for (Node* other : qs) {
+      std::optional<QuantParams> p = qdq::readQuantParams(*other);
+      if (!wanted || !p || !p->sameAs(*wanted)) return;
+    }
+    std::optional<QuantParams> old = qdq::readQuantParams(*q);
+    std::optional<std::vector<Node*>> dqs = qdq::dequantizersOf(*q);
+    if (!old || !old->perTensor() || !dqs || old->sameAs(*wanted)) return;
+    for (Node* reader : *dqs) {
+      const Value* out = reader->output(0);
+      if (out->isGraphOutput()) return;
+      for (const Use& use : out->uses()) {
+        if (std::find(act.nodes.begin(), act.nodes.end(), use.user) == act.nodes.end()) {
+          result.missed(q->describe(), fmt::format("kept as {}: {} also reads it",
+                                                   old->describe(), use.user->describe()));
+          return;
+        }
+      }
+    }
+    std::vector<Node*> group{q};
+    group.insert(group.end(), dqs->begin(), dqs->end());
+    qdq::writeQuantParams(group, *wanted, q->output(0)->name());
+    result.statistics.add("inputs-rewritten");
+    result.applied(q->describe(), fmt::format("quantizes only what the {} reads: {} instead of {}",
+                                              act.form, wanted->describe(), old->describe()));
   }
 
   Node* insertPair(const BoundedActivation& act) {
