@@ -13,6 +13,7 @@
 // All of these are exact. Where the target needs equal parameters and they differ (Concat inputs
 // and output, the two sides of an op, and residual Add inputs with unify-add), the widest range
 // replaces them: that changes numerics, and the statistics count each quantization changed.
+// The main graph is rewritten; If/Loop/Scan bodies are left as they are.
 #include <fmt/format.h>
 
 #include <map>
@@ -190,16 +191,22 @@ class PropagateScalesPass : public Pass {
     Graph& graph = *op.graph();
     for (size_t o = 0; o < op.numOutputs(); ++o) {
       Value* out = op.output(o);
-      if (out->isAbsent()) continue;
-      if (o > 0 && op.is("MaxPool")) continue;
+      if (out->isAbsent() || (o > 0 && op.is("MaxPool"))) continue;
+      if (out->type().isTensor()) out->mutableType().elemType = p.type;
+      if (!out->hasUses() && !out->isGraphOutput()) continue;  // an unused Split output
       std::vector<Value*> dqInputs{out, like.input(1)};
       if (like.input(2)) dqInputs.push_back(like.input(2));
       Node* dq = graph.createNode("DequantizeLinear", std::span<Value* const>(dqInputs), 1,
                                   op.next());
       dq->output(0)->setName(graph.model().uniqueValueName(out->name() + "_dequantized"));
-      dq->output(0)->setType(out->type());
+      if (out->type().isTensor()) {
+        ValueType floatType = out->type();
+        floatType.elemType = like.output(0)->type().isTensor()
+                                 ? like.output(0)->type().elemType
+                                 : DataType::Float;
+        dq->output(0)->setType(floatType);
+      }
       out->replaceAllUsesExcept(dq->output(0), dq);
-      if (out->type().isTensor()) out->mutableType().elemType = p.type;
     }
     std::vector<Value*> old;
     for (Node* dq : dqs) old.push_back(dq->output(0));

@@ -171,6 +171,12 @@ def max_diff(a, b):
     return max(float(np.max(np.abs(x - y))) for xs, ys in zip(a, b) for x, y in zip(xs, ys))
 
 
+def mean_diff(a, b):
+    total = sum(float(np.sum(np.abs(x - y))) for xs, ys in zip(a, b) for x, y in zip(xs, ys))
+    count = sum(x.size for xs in a for x in xs)
+    return total / max(count, 1)
+
+
 def check_outputs(args):
     work = args.work
     before = unpack_model(args.model, work, "before.onnx")
@@ -208,13 +214,15 @@ def check_outputs(args):
             if against_float:
                 e_after = max_diff(res[runtime], flt[runtime])
                 e_before = max_diff(ref[runtime], flt[runtime])
-                line += (f"; {runtime}: |after-before| {d_before:.6g}, |after-float| {e_after:.6g}"
-                         f" (before: {e_before:.6g})")
+                line += (f"; {runtime}: max|after-before| {d_before:.6g}, max|after-float| "
+                         f"{e_after:.6g} (before: {e_before:.6g}), mean|after-float| "
+                         f"{mean_diff(res[runtime], flt[runtime]):.6g} (before: "
+                         f"{mean_diff(ref[runtime], flt[runtime]):.6g})")
                 if e_after > e_before + step:
                     failures.append(f"{pipeline} on {runtime}: {e_after:.6g} from the float model, "
                                     f"more than {e_before:.6g} + 1 step")
             else:
-                line += f"; {runtime}: |after-before| {d_before:.6g}"
+                line += f"; {runtime}: max|after-before| {d_before:.6g}"
                 if d_before > step:
                     failures.append(f"{pipeline} on {runtime}: outputs moved by {d_before:.6g} "
                                     f"> 1 step ({step:.6g})")
