@@ -68,7 +68,8 @@ void nonMaxSuppression(KernelContext& ctx) {
       std::stable_sort(candidates.begin(), candidates.end(),
                        [](const auto& p, const auto& q) { return p.first > q.first; });
       std::vector<int64_t> kept;
-      for (const auto& [score, i] : candidates) {
+      for (const auto& candidate : candidates) {
+        int64_t i = candidate.second;  // a plain variable: clang 14 cannot capture bindings
         if (static_cast<int64_t>(kept.size()) >= maxPerClass) break;
         bool suppressed = std::any_of(kept.begin(), kept.end(), [&](int64_t k) {
           return iou(all[static_cast<size_t>(k)], all[static_cast<size_t>(i)]) > iouThreshold;

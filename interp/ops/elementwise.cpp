@@ -388,19 +388,22 @@ void pow(KernelContext& ctx) {
         using C = ComputeT<T>;
         if constexpr (std::is_integral_v<C> && std::is_integral_v<ComputeT<E>>) {
           // Exact integer power by squaring (wrapping like numpy); negative exponents truncate.
-          int64_t e = static_cast<int64_t>(y);
+          // toCompute/fromCompute are the identity here; they keep clang 14, which compiles
+          // this discarded branch for float16 too, from failing.
+          int64_t e = static_cast<int64_t>(toCompute(y));
           if (e < 0) {
-            int64_t bx = static_cast<int64_t>(x);
-            return static_cast<T>(bx == 1 ? 1 : (bx == -1 ? (e % 2 == 0 ? 1 : -1) : 0));
+            int64_t bx = static_cast<int64_t>(toCompute(x));
+            return fromCompute<T>(
+                static_cast<C>(bx == 1 ? 1 : (bx == -1 ? (e % 2 == 0 ? 1 : -1) : 0)));
           }
           uint64_t result = 1;
-          auto b = static_cast<uint64_t>(static_cast<int64_t>(x));
+          auto b = static_cast<uint64_t>(static_cast<int64_t>(toCompute(x)));
           while (e > 0) {
             if (e & 1) result *= b;
             b *= b;
             e >>= 1;
           }
-          return static_cast<T>(result);
+          return fromCompute<T>(static_cast<C>(result));
         } else if constexpr (std::is_integral_v<C>) {
           double v = std::pow(static_cast<double>(x), static_cast<double>(toCompute(y)));
           return static_cast<T>(static_cast<int64_t>(v));
