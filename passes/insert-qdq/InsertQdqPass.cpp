@@ -103,7 +103,13 @@ class InsertQdqPass : public Pass {
     for (Node* node : graph.nodes()) order[node] = position++;
 
     for (const qdq::ActivationSite& site : plan.activations) {
-      const quant::TensorStatistics& stats = calibration.statistics.at(site.value->name());
+      auto found = calibration.statistics.find(site.value->name());
+      if (found == calibration.statistics.end()) {
+        throw Error(ErrorKind::Internal, model.sourcePath,
+                    fmt::format("tensor '{}'", site.value->name()),
+                    "calibration returned no statistics for it");
+      }
+      const quant::TensorStatistics& stats = found->second;
       qdq::ActivationParams params = qdq::activationParams(stats, spec, scheme);
       std::string subject = fmt::format("tensor '{}'", site.value->name());
       if (stats.nonFinite() > 0) {
