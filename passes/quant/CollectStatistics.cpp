@@ -44,7 +44,7 @@ const Value* calibratedValue(const Model& model, const std::string& name) {
   const ValueType& type = value->type();
   if (type.isTensor() && type.elemType != DataType::Undefined &&
       !isFloatingPoint(type.elemType)) {
-    throw fail(fmt::format("is a {} tensor; only float tensors are calibrated",
+    throw fail(fmt::format("has element type {}; only float tensors are calibrated",
                            dataTypeName(type.elemType)));
   }
   return value;
@@ -73,8 +73,8 @@ class StatisticsObserver : public interp::CaptureObserver {
       it->second->add(values);
     } else {
       throw Error(ErrorKind::Input, model_.sourcePath, tensorSubject(value.name()),
-                  fmt::format("is a {} tensor when the model runs; only float tensors are "
-                              "calibrated",
+                  fmt::format("has element type {} when the model runs; only float tensors "
+                              "are calibrated",
                               dataTypeName(array.dataType())));
     }
   }

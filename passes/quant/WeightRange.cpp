@@ -13,7 +13,7 @@ std::vector<double> weightAmax(const Tensor& weight, int64_t axis, std::string_v
     return Error(ErrorKind::Input, {}, std::string(what), cause);
   };
   if (!isFloatingPoint(weight.dataType())) {
-    throw fail(fmt::format("is a {} tensor; only float weights are quantized",
+    throw fail(fmt::format("has element type {}; only float weights are quantized",
                            dataTypeName(weight.dataType())));
   }
   const std::vector<int64_t>& dims = weight.dims();

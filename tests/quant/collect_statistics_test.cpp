@@ -124,7 +124,7 @@ TEST(CollectStatistics, RefusesConstantsAndIntegerTensors) {
   EXPECT_NE(message.find("constant"), std::string::npos) << message;
   message = errorOf(*model, {"n"}, threeSamples());
   EXPECT_NE(message.find("tensor 'n'"), std::string::npos) << message;
-  EXPECT_NE(message.find("int64"), std::string::npos) << message;
+  EXPECT_NE(message.find("element type INT64"), std::string::npos) << message;
 }
 
 TEST(CollectStatistics, SampleThatDoesNotFitIsNamed) {
@@ -176,7 +176,7 @@ TEST(WeightAmax, ErrorsNameTheWeight) {
   std::vector<int64_t> ints = {1, 2};
   std::string message = messageOf(Tensor::fromInt64s(DataType::Int8, {2}, ints), -1);
   EXPECT_NE(message.find("initializer 'conv.weight'"), std::string::npos) << message;
-  EXPECT_NE(message.find("int8"), std::string::npos) << message;
+  EXPECT_NE(message.find("element type INT8"), std::string::npos) << message;
   Tensor w = Tensor::fromFloats({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
   message = messageOf(w, 2);
   EXPECT_NE(message.find("axis 2"), std::string::npos) << message;
