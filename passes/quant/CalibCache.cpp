@@ -158,8 +158,8 @@ CalibrationCache parseCalibrationCache(std::string_view text, std::string_view s
     }
     std::string_view name = line.substr(0, colon);
     std::string_view hex = line.substr(colon + 2);
-    if (name.empty()) {
-      throw lineError(source, lineNumber, fmt::format("'{}' has no tensor name", line));
+    if (std::string problem = nameProblem(name); !problem.empty()) {
+      throw lineError(source, lineNumber, fmt::format("'{}': {}", line, problem));
     }
     uint32_t bits = 0;
     if (!parseHexBits(hex, bits)) {

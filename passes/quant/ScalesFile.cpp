@@ -124,7 +124,9 @@ class EntryReader {
     const Json::Array* list = listOf(key, single);
     std::vector<double> out;
     auto take = [&](const Json& v) {
-      if (!v.isNumber()) throw error(fmt::format("\"{}\" holds a value that is not a number", key));
+      if (!v.isNumber() || !std::isfinite(v.asDouble())) {
+        throw error(fmt::format("\"{}\" holds a value that is not a finite number", key));
+      }
       out.push_back(v.asDouble());
     };
     if (list) {
