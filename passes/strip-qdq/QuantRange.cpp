@@ -1,0 +1,120 @@
+#include "QuantRange.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "../fold-constants/ConstantValue.h"
+
+namespace qopt::stripqdq {
+
+std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type) {
+  switch (type) {
+    case DataType::Int8: return std::pair<int64_t, int64_t>{-128, 127};
+    case DataType::UInt8: return std::pair<int64_t, int64_t>{0, 255};
+    case DataType::Int16: return std::pair<int64_t, int64_t>{-32768, 32767};
+    case DataType::UInt16: return std::pair<int64_t, int64_t>{0, 65535};
+    case DataType::Int4: return std::pair<int64_t, int64_t>{-8, 7};
+    case DataType::UInt4: return std::pair<int64_t, int64_t>{0, 15};
+    default: return std::nullopt;
+  }
+}
+
+namespace {
+
+// The integer type: the zero point's, else QuantizeLinear's output_dtype (opset 21), else the
+// data type of DequantizeLinear's input, else uint8 (ONNX's default).
+DataType quantizedType(const Node& node, const std::optional<Tensor>& zeroPoint) {
+  if (zeroPoint) return zeroPoint->dataType();
+  if (node.opType() == "QuantizeLinear") {
+    const int64_t dtype = node.attrInt("output_dtype", 0);
+    if (auto t = dataTypeFromInt(dtype); t && dtype != 0) return *t;
+    return DataType::UInt8;
+  }
+  const Value* x = node.input(0);
+  if (x != nullptr && x->type().isTensor() && x->type().elemType != DataType::Undefined) {
+    return x->type().elemType;
+  }
+  return DataType::UInt8;
+}
+
+}  // namespace
+
+std::optional<QuantParams> readQuantParams(const Node& node, std::string* why) {
+  std::optional<Tensor> scale = fold::constantThroughCasts(node.input(1));
+  if (!scale) {
+    *why = "its scale is not a build-time constant";
+    return std::nullopt;
+  }
+  std::optional<Tensor> zeroPoint;
+  if (node.input(2) != nullptr) {
+    zeroPoint = fold::constantThroughCasts(node.input(2));
+    if (!zeroPoint) {
+      *why = "its zero point is not a build-time constant";
+      return std::nullopt;
+    }
+  }
+  QuantParams p;
+  p.type = quantizedType(node, zeroPoint);
+  if (!integerRange(p.type)) {
+    *why = fmt::format("its quantized type {} is not an integer type strip-qdq handles",
+                       dataTypeName(p.type));
+    return std::nullopt;
+  }
+  if (node.hasAttr("block_size") && node.attrInt("block_size", 0) != 0) {
+    *why = "blocked quantization is not handled";
+    return std::nullopt;
+  }
+  p.scaleType = scale->dataType();
+  p.scales = scale->toDoubles();
+  if (p.scales.empty()) {
+    *why = "its scale is empty";
+    return std::nullopt;
+  }
+  for (double s : p.scales) {
+    if (!(s > 0) || !std::isfinite(s)) {
+      *why = fmt::format("its scale {} is not a positive finite number", s);
+      return std::nullopt;
+    }
+  }
+  if (zeroPoint) {
+    p.zeroPoints = zeroPoint->toInt64s();
+    if (p.zeroPoints.size() != p.scales.size()) {
+      *why = "its zero point and scale have different sizes";
+      return std::nullopt;
+    }
+  } else {
+    p.zeroPoints.assign(p.scales.size(), 0);
+  }
+  if (!scale->dims().empty() && scale->numElements() > 1) p.axis = node.attrInt("axis", 1);
+  return p;
+}
+
+bool sameQuantization(const QuantParams& a, const QuantParams& b) {
+  if (a.type != b.type || a.scales != b.scales || a.zeroPoints != b.zeroPoints) return false;
+  return a.perTensor() || a.axis == b.axis;
+}
+
+FloatRange representableRange(const QuantParams& params, size_t k) {
+  const auto [qmin, qmax] = *integerRange(params.type);
+  const double s = params.scales[k];
+  const double zp = static_cast<double>(params.zeroPoints[k]);
+  return {s * (static_cast<double>(qmin) - zp), s * (static_cast<double>(qmax) - zp)};
+}
+
+double cacheAmax(const QuantParams& params, size_t k) {
+  if (params.type == DataType::Int8 && params.zeroPoints[k] == 0) return params.scales[k] * 127.0;
+  const FloatRange r = representableRange(params, k);
+  return std::max(std::abs(r.lo), std::abs(r.hi));
+}
+
+std::string typeWord(DataType type) {
+  std::string word(dataTypeName(type));
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return word;
+}
+
+}  // namespace qopt::stripqdq

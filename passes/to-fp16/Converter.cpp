@@ -1,0 +1,292 @@
+#include "Converter.h"
+
+#include <cmath>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "../fold-constants/ConstantValue.h"
+#include "OpPolicy.h"
+
+namespace qopt::tofp16 {
+namespace {
+
+// float16's largest finite value.
+constexpr double kHalfMax = 65504.0;
+
+template <class Fn>
+void forEachGraph(Graph& graph, Fn&& fn) {
+  fn(graph);
+  for (Node* node : graph.nodes()) {
+    for (Graph* body : node->subgraphs()) forEachGraph(*body, fn);
+  }
+}
+
+std::vector<Node*> nodeList(const Graph& graph) {
+  std::vector<Node*> nodes;
+  for (Node* node : graph.nodes()) nodes.push_back(node);
+  return nodes;
+}
+
+const char* suffixFor(DataType type) {
+  switch (type) {
+    case DataType::Float16: return "_fp16";
+    case DataType::BFloat16: return "_bf16";
+    default: return "_fp32";
+  }
+}
+
+}  // namespace
+
+Converter::Converter(Model& model, ConversionOptions options, PassResult& result)
+    : model_(model), options_(std::move(options)), result_(result), types_(model) {}
+
+void Converter::run() {
+  forEachGraph(model_.graph(), [&](Graph& graph) {
+    auto note = [&](const Value* v) {
+      if (types_.of(v) == DataType::Float) float32_.insert(v);
+    };
+    for (Value* v : graph.inputs()) note(v);
+    for (Value* v : graph.initializers()) note(v);
+    for (Node* node : graph.nodes()) {
+      for (Value* out : node->outputs()) note(out);
+    }
+  });
+  convertGraph(model_.graph(), /*isMain=*/true, /*parentConverted=*/false);
+  eraseUnusedOriginals();
+  removeRedundantCasts();
+}
+
+bool Converter::converts(const Node& node) const {
+  if (!node.domain().empty() || node.opType() == "Constant" || alwaysFloat32(node)) return false;
+  if (options_.blockedOps.count(node.opType()) > 0) return false;
+  if (options_.blockedNodes) {
+    // Unnamed nodes (common in exports) are known by their first output.
+    const std::string& name = !node.name().empty() || node.numOutputs() == 0
+                                  ? node.name()
+                                  : node.output(0)->name();
+    if (!name.empty() && std::regex_search(name, *options_.blockedNodes)) return false;
+  }
+  return true;
+}
+
+void Converter::convertGraph(Graph& graph, bool isMain, bool parentConverted) {
+  const bool halfInterface = isMain ? !options_.keepIoTypes : parentConverted;
+  for (Value* input : graph.inputs()) {
+    if (!input->isInitializer() && isFloat32(input) && halfInterface) makeHalf(input);
+  }
+  for (Node* node : nodeList(graph)) convertNode(*node);
+  fixGraphOutputs(graph, halfInterface, isMain);
+}
+
+void Converter::convertNode(Node& node) {
+  fixInputs(node);
+  const bool convert = converts(node);
+  for (Graph* body : node.subgraphs()) convertGraph(*body, /*isMain=*/false, convert);
+  bool touchesFloat = false;
+  for (const Value* v : node.inputs()) touchesFloat = touchesFloat || isFloat32(v);
+  for (const Value* v : node.outputs()) touchesFloat = touchesFloat || isFloat32(v);
+  if (!convert) {
+    if (touchesFloat && node.opType() != "Constant") {
+      result_.missed(node.describe(), node.domain().empty()
+                                          ? "kept in float32 (blocked op type or node name)"
+                                          : "kept in float32 (an op outside the ONNX domain)");
+      result_.statistics.add("nodes-kept-float32");
+    }
+    return;
+  }
+  const DataType half = options_.half;
+  const std::string& op = node.opType();
+  const bool floatOut = node.numOutputs() > 0 && isFloat32(node.output(0));
+  if (op == "Cast" && node.attrInt("to", 0) == static_cast<int64_t>(DataType::Float)) {
+    node.setAttr(Attribute::makeInt("to", static_cast<int64_t>(half)));
+  }
+  if ((op == "RandomNormal" || op == "RandomUniform") && floatOut &&
+      node.attrInt("dtype", static_cast<int64_t>(DataType::Float)) ==
+          static_cast<int64_t>(DataType::Float)) {
+    node.setAttr(Attribute::makeInt("dtype", static_cast<int64_t>(half)));
+  }
+  if ((op == "RandomNormalLike" || op == "RandomUniformLike" || op == "EyeLike" ||
+       op == "Bernoulli") &&
+      node.attrInt("dtype", 0) == static_cast<int64_t>(DataType::Float)) {
+    node.setAttr(Attribute::makeInt("dtype", static_cast<int64_t>(half)));
+  }
+  if (op == "ConstantOfShape" && floatOut && !node.hasAttr("value")) {
+    // The default value is a float32 zero.
+    const double zero = 0;
+    auto t = std::make_shared<Tensor>(Tensor::fromDoubles(half, {1}, std::span(&zero, 1)));
+    node.setAttr(Attribute::makeTensor("value", t));
+  }
+  for (Attribute& attr : node.mutableAttributes()) {
+    if (attr.kind == AttrKind::Tensor && attr.t && attr.t->dataType() == DataType::Float) {
+      attr.t = std::make_shared<Tensor>(toHalf(*attr.t, node.name() + "." + attr.name));
+      result_.statistics.add("attribute-tensors-converted");
+    }
+  }
+  for (size_t i = 0; i < node.numOutputs(); ++i) {
+    Value* out = node.output(i);
+    if (isFloat32(out) && !outputStaysFloat32(node, i)) makeHalf(out);
+  }
+  if (touchesFloat) result_.statistics.add("nodes-converted");
+}
+
+void Converter::fixInputs(Node& node) {
+  const bool convert = converts(node);
+  for (size_t i = 0; i < node.numInputs(); ++i) {
+    Value* v = node.input(i);
+    if (!isFloat32(v) || inputTakesAnyType(node, i)) continue;
+    Value* wanted = inPrecision(v, convert && !inputStaysFloat32(node, i));
+    if (wanted != v) node.setInput(i, wanted);
+  }
+}
+
+void Converter::fixGraphOutputs(Graph& graph, bool wantHalf, bool isMain) {
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    Value* v = graph.outputs()[i];
+    if (!isFloat32(v) || isHalf(v) == wantHalf) continue;
+    Value* wanted = inPrecision(v, wantHalf);
+    if (wanted == v) continue;
+    // The main graph's interface keeps its names: the Cast's output takes the output's name.
+    if (isMain && v->producer() != nullptr && wanted->producer() != nullptr &&
+        wanted->producer()->is("Cast")) {
+      const std::string name = v->name();
+      v->setName(model_.uniqueValueName(name + (isHalf(v) ? suffixFor(options_.half) : "_fp32")));
+      wanted->setName(name);
+    }
+    graph.setOutput(i, wanted);
+  }
+}
+
+Value* Converter::inPrecision(Value* value, bool half) {
+  if (isHalf(value) == half) return value;
+  if (half && fold::isConstantValue(value)) return halfConstant(value);
+  return castOf(value, half ? options_.half : DataType::Float);
+}
+
+Value* Converter::castOf(Value* value, DataType to) {
+  const auto key = std::make_pair(static_cast<const Value*>(value), to);
+  if (auto it = casts_.find(key); it != casts_.end()) return it->second;
+  Graph& graph = *value->graph();
+  Node* before = value->producer() != nullptr ? value->producer()->next() : graph.firstNode();
+  Node* cast = graph.createEmptyNode("Cast", "", before);
+  cast->setName(model_.uniqueNodeName(value->name() + "_to" + suffixFor(to)));
+  cast->addInput(value);
+  cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(to)));
+  Value* out = cast->addOutput(model_.uniqueValueName(value->name() + suffixFor(to)));
+  ValueType type = value->type();
+  if (!type.isTensor()) type = ValueType::tensor(to);
+  type.elemType = to;
+  out->setType(type);
+  types_.set(out, to);
+  if (to == options_.half) half_.insert(out);
+  casts_[key] = out;
+  result_.statistics.add("casts-inserted");
+  return out;
+}
+
+Value* Converter::halfConstant(Value* value) {
+  if (auto it = halfConstants_.find(value); it != halfConstants_.end()) return it->second;
+  Value* half = nullptr;
+  const std::string name = model_.uniqueValueName(value->name() + suffixFor(options_.half));
+  if (value->isInitializer()) {
+    Tensor t = toHalf(*value->initializer(), value->name());
+    t.setName(name);
+    half = value->graph()->addInitializer(std::make_shared<Tensor>(std::move(t)));
+    result_.statistics.add("initializers-converted");
+  } else {
+    Node* constant = value->producer();
+    std::optional<Tensor> original = fold::constantNodeTensor(*constant);
+    Tensor t = toHalf(*original, value->name());
+    Node* copy = value->graph()->createEmptyNode("Constant", "", constant->next());
+    copy->setName(model_.uniqueNodeName(constant->name().empty() ? name : constant->name()));
+    copy->setAttr(Attribute::makeTensor("value", std::make_shared<Tensor>(std::move(t))));
+    half = copy->addOutput(name);
+    ValueType type = value->type();
+    if (type.isTensor()) type.elemType = options_.half;
+    half->setType(type);
+    result_.statistics.add("constants-converted");
+  }
+  types_.set(half, options_.half);
+  half_.insert(half);
+  halfConstants_[value] = half;
+  replacedConstants_.push_back(value);
+  return half;
+}
+
+Tensor Converter::toHalf(const Tensor& tensor, const std::string& name) {
+  std::vector<double> values = tensor.toDoubles();
+  int64_t clampedCount = 0;
+  if (options_.half == DataType::Float16) {
+    for (double& v : values) {
+      if (std::isfinite(v) && std::abs(v) > kHalfMax) {
+        v = std::copysign(kHalfMax, v);
+        ++clampedCount;
+      }
+    }
+  }
+  if (clampedCount > 0) {
+    clamped_.emplace_back(name, clampedCount);
+    result_.note(fmt::format("tensor '{}'", name),
+                 fmt::format("{} value(s) beyond float16's range clamped to +-65504", clampedCount));
+    result_.statistics.add("values-clamped", clampedCount);
+  }
+  Tensor out = Tensor::fromDoubles(options_.half, tensor.dims(), values);
+  out.setName(tensor.name());
+  return out;
+}
+
+void Converter::makeHalf(Value* value) {
+  if (value->type().isTensor()) value->mutableType().elemType = options_.half;
+  types_.set(value, options_.half);
+  half_.insert(value);
+  result_.statistics.add("tensors-converted");
+}
+
+void Converter::removeRedundantCasts() {
+  std::vector<Node*> casts;
+  model_.graph().walk([&](Node* node) {
+    if (node->is("Cast")) casts.push_back(node);
+  });
+  auto isFloatType = [](DataType t) { return isFloatingPoint(t); };
+  for (Node* cast : casts) {
+    Value* in = cast->input(0);
+    Value* out = cast->output(0);
+    if (in == nullptr || out == nullptr) continue;
+    const auto to = static_cast<DataType>(cast->attrInt("to", 0));
+    Value* replacement = nullptr;
+    const char* what = nullptr;
+    if (types_.of(in) == to) {
+      replacement = in;
+      what = "identity-casts-removed";
+    } else if (Node* first = in->producer(); first != nullptr && first->is("Cast") &&
+                                               first->input(0) != nullptr) {
+      Value* source = first->input(0);
+      const auto mid = static_cast<DataType>(first->attrInt("to", 0));
+      if (types_.of(source) == to && isFloatType(to) && isFloatType(mid)) {
+        replacement = source;
+        what = "cast-pairs-removed";
+      }
+    }
+    if (replacement == nullptr) continue;
+    // A graph output read straight from an input or a constant would lose its name.
+    if (out->isGraphOutput() && (replacement->producer() == nullptr)) continue;
+    out->replaceAllUsesWith(replacement);
+    if (out->hasUses() || out->isGraphOutput()) continue;
+    cast->graph()->eraseNode(cast);
+    fold::eraseIfUnused(in);
+    result_.statistics.add(what);
+  }
+}
+
+void Converter::eraseUnusedOriginals() {
+  for (Value* original : replacedConstants_) {
+    if (original->hasUses() || original->isGraphOutput()) continue;
+    const std::string name = original->name();
+    Value* half = halfConstants_[original];
+    if (original->isInitializer() && original->isGraphInput()) continue;
+    fold::eraseIfUnused(original);
+    if (!model_.isNameUsed(name)) half->setName(name);
+  }
+}
+
+}  // namespace qopt::tofp16

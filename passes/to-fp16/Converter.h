@@ -1,0 +1,78 @@
+// The float16 (or bfloat16) conversion to-fp16 applies to a model:
+//   - a node computes in the half type unless its op type is blocked, its name matches the
+//     blocking pattern, or it is outside the ONNX domain; its float32 outputs become half;
+//   - float32 initializers and Constant nodes read by converted nodes get a half copy (values
+//     beyond float16's range clamp to +-65504, reported); readers kept in float32 keep reading
+//     the original;
+//   - where a value's precision differs from what a reader needs, one Cast per tensor and type
+//     is inserted next to the value's definition and shared by every such reader;
+//   - graph inputs and outputs keep float32 behind Casts unless keep-io-types is false;
+//   - subgraphs (If/Loop/Scan bodies) follow their node: a converted node's bodies take and
+//     return half values;
+//   - attributes that name float32 (Cast to, RandomNormal dtype, ConstantOfShape value) follow;
+//   - finally Cast pairs that undo each other (float32 -> float16 -> float32) and Casts to the
+//     type their input already has are removed.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "ElementTypes.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/Pass.h"
+
+namespace qopt::tofp16 {
+
+struct ConversionOptions {
+  DataType half = DataType::Float16;
+  bool keepIoTypes = true;
+  std::set<std::string, std::less<>> blockedOps;
+  std::optional<std::regex> blockedNodes;
+};
+
+class Converter {
+ public:
+  Converter(Model& model, ConversionOptions options, PassResult& result);
+  void run();
+
+  /// Names of constants whose values were clamped to float16's range, with how many values.
+  const std::vector<std::pair<std::string, int64_t>>& clamped() const { return clamped_; }
+
+ private:
+  bool converts(const Node& node) const;
+  void convertGraph(Graph& graph, bool isMain, bool parentConverted);
+  void convertNode(Node& node);
+  void fixInputs(Node& node);
+  void fixGraphOutputs(Graph& graph, bool wantHalf, bool isMain);
+  /// `value` as the reader needs it (`half` or float32).
+  Value* inPrecision(Value* value, bool half);
+  Value* castOf(Value* value, DataType to);
+  Value* halfConstant(Value* value);
+  Tensor toHalf(const Tensor& tensor, const std::string& name);
+  void makeHalf(Value* value);
+  void removeRedundantCasts();
+  void eraseUnusedOriginals();
+
+  bool isFloat32(const Value* value) const { return value != nullptr && float32_.count(value) > 0; }
+  bool isHalf(const Value* value) const { return half_.count(value) > 0; }
+
+  Model& model_;
+  ConversionOptions options_;
+  PassResult& result_;
+  ElementTypes types_;
+  std::unordered_set<const Value*> float32_;  // float32 before the conversion
+  std::unordered_set<const Value*> half_;     // half after it
+  std::map<std::pair<const Value*, DataType>, Value*> casts_;
+  std::unordered_map<const Value*, Value*> halfConstants_;
+  std::vector<Value*> replacedConstants_;
+  std::vector<std::pair<std::string, int64_t>> clamped_;
+};
+
+}  // namespace qopt::tofp16
