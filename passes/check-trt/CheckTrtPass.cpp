@@ -1,0 +1,138 @@
+// check-trt: a read-only pass that lists every construct TensorRT would reject or silently read
+// differently (zero points, UINT8, scales, per-channel axes, INT32 biases, opset), the placement
+// that leaves a Q/DQ model mostly in float, and the builder flags the model needs, for one
+// TensorRT version. One line per finding (severity, id, node, cause, fix) on the diagnostics
+// stream, statistics per id, and the findings under results["check-trt"]. With strict=true any
+// error is a failed check (exit code 1); the model is never changed.
+#include <fmt/format.h>
+
+#include "BuildFlags.h"
+#include "Finding.h"
+#include "Placement.h"
+#include "QdqChecks.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+using checktrt::Finding;
+
+class CheckTrtPass : public Pass {
+ public:
+  CheckTrtPass()
+      : Pass("check-trt",
+             "Lists what TensorRT would reject or misread in the model, and the build flags it "
+             "needs (read-only)") {}
+
+  void validateOptions() const override {
+    if ((*version_).empty()) return;
+    try {
+      parseTrtVersion(*version_);
+    } catch (const Error& e) {
+      failOption("version", e.cause());
+    }
+  }
+
+  PassResult run(Model& model, PassContext& context) override {
+    const TrtVersion version = resolveVersion(context);
+    std::vector<Finding> findings;
+    checktrt::checkQdqNodes(model, version, findings);
+    const checktrt::PlacementSummary placement = checktrt::checkPlacement(model.graph(), findings);
+    const std::string flags = checktrt::buildFlagsText(version, placement);
+    const checktrt::FindingCounts counts = checktrt::countFindings(findings);
+
+    context.diagnostics().report(reportText(version, findings, counts, placement, flags));
+    context.results()["check-trt"] = resultsJson(version, findings, counts, placement, flags);
+
+    PassResult result;
+    result.statistics["errors"] = counts.errors;
+    result.statistics["warnings"] = counts.warnings;
+    for (const auto& [id, count] : counts.perId) result.statistics[id] = count;
+    if (*strict_ && counts.errors > 0) fail(model, version, findings, counts);
+    return result;
+  }
+
+ private:
+  TrtVersion resolveVersion(const PassContext& context) const {
+    if (!(*version_).empty()) return parseTrtVersion(*version_);
+    return target_.resolve(context).trtVersion;
+  }
+
+  static std::string reportText(const TrtVersion& version, const std::vector<Finding>& findings,
+                                const checktrt::FindingCounts& counts,
+                                const checktrt::PlacementSummary& placement,
+                                const std::string& flags) {
+    std::string text =
+        fmt::format("qopt: check-trt: TensorRT {}: {} errors, {} warnings, {} notes\n",
+                    version.str(), counts.errors, counts.warnings, counts.notes);
+    for (const Finding& f : findings) text += checktrt::formatFinding(f) + "\n";
+    if (!counts.perId.empty()) {
+      text += "findings per id:";
+      for (const auto& [id, count] : counts.perId) text += fmt::format(" {}={}", id, count);
+      text += "\n";
+    }
+    text += "placement: " + checktrt::placementText(placement) + "\n";
+    text += "build flags: " + flags + "\n";
+    return text;
+  }
+
+  static Json resultsJson(const TrtVersion& version, const std::vector<Finding>& findings,
+                          const checktrt::FindingCounts& counts,
+                          const checktrt::PlacementSummary& placement, const std::string& flags) {
+    Json json = Json::object();
+    json.append("tensorrt", version.str());
+    json.append("errors", counts.errors);
+    json.append("warnings", counts.warnings);
+    json.append("notes", counts.notes);
+    Json perId = Json::object();
+    for (const auto& [id, count] : counts.perId) perId.append(id, count);
+    json.append("counts", std::move(perId));
+    Json list = Json::array();
+    for (const Finding& f : findings) list.push(checktrt::findingJson(f));
+    json.append("findings", std::move(list));
+    Json layers = Json::object();
+    layers.append("weighted", placement.weightedLayers);
+    layers.append("int8", placement.int8Layers);
+    Json floatNames = Json::array();
+    for (const std::string& name : placement.floatLayers) floatNames.push(name);
+    layers.append("float", std::move(floatNames));
+    json.append("layers", std::move(layers));
+    json.append("build-flags", flags);
+    return json;
+  }
+
+  [[noreturn]] static void fail(const Model& model, const TrtVersion& version,
+                                const std::vector<Finding>& findings,
+                                const checktrt::FindingCounts& counts) {
+    const Finding* first = nullptr;
+    for (const Finding& f : findings) {
+      if (f.severity == checktrt::Severity::Error) {
+        first = &f;
+        break;
+      }
+    }
+    std::string subject =
+        first->node.empty() ? std::string() : fmt::format("node '{}' ({})", first->node, first->op);
+    throw Error(ErrorKind::Verification, model.sourcePath, subject,
+                fmt::format("check-trt: {} error{} for TensorRT {} (first: [{}] {})",
+                            counts.errors, counts.errors == 1 ? "" : "s", version.str(),
+                            first->id, first->cause));
+  }
+
+  Option<std::string> version_{*this, "version", "",
+                               "TensorRT version to check for, e.g. 8.6, 10.3, 11.0 (empty: the "
+                               "target's)"};
+  Option<bool> strict_{*this, "strict", false, "Fail (exit code 1) when any error is found"};
+  TargetOption target_{*this};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "check-trt", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::CheckTrtPass>(); }};
+}
