@@ -34,9 +34,10 @@ std::string trt10(const PlacementSummary& s) {
       "NetworkDefinitionCreationFlag::kSTRONGLY_TYPED): the Q/DQ nodes and the ONNX types set "
       "every precision, no --int8 or --fp16 flag is needed";
   if (!s.floatLayers.empty()) {
-    text += fmt::format("; the {} layers left in float run in their ONNX types' precision "
-                        "({} FP16, {} FP32)",
-                        s.floatLayers.size(), s.fp16Layers, s.fp32Layers());
+    text += fmt::format(
+        "; the {} layers left in float run in their ONNX types' precision "
+        "({} FP16, {} FP32)",
+        s.floatLayers.size(), s.fp16Layers, s.fp32Layers());
   }
   return text;
 }

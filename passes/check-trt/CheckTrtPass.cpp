@@ -51,6 +51,11 @@ class CheckTrtPass : public Pass {
     result.statistics["errors"] = counts.errors;
     result.statistics["warnings"] = counts.warnings;
     for (const auto& [id, count] : counts.perId) result.statistics[id] = count;
+    for (const Finding& f : findings) {
+      std::string subject = f.node.empty() ? "model" : fmt::format("node '{}' ({})", f.node, f.op);
+      result.note(std::move(subject),
+                  fmt::format("{} [{}]: {}", checktrt::severityName(f.severity), f.id, f.cause));
+    }
     if (*strict_ && counts.errors > 0) fail(model, version, findings, counts);
     return result;
   }
@@ -117,9 +122,8 @@ class CheckTrtPass : public Pass {
     std::string subject =
         first->node.empty() ? std::string() : fmt::format("node '{}' ({})", first->node, first->op);
     throw Error(ErrorKind::Verification, model.sourcePath, subject,
-                fmt::format("check-trt: {} error{} for TensorRT {} (first: [{}] {})",
-                            counts.errors, counts.errors == 1 ? "" : "s", version.str(),
-                            first->id, first->cause));
+                fmt::format("check-trt: {} error{} for TensorRT {} (first: [{}] {})", counts.errors,
+                            counts.errors == 1 ? "" : "s", version.str(), first->id, first->cause));
   }
 
   Option<std::string> version_{*this, "version", "",

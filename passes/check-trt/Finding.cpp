@@ -23,8 +23,8 @@ std::string_view severityName(Severity severity) {
 
 Finding makeFinding(Severity severity, std::string id, const Node& node, std::string cause,
                     std::string fix) {
-  return Finding{severity,          std::move(id),    analysis::layerName(node),
-                 node.opType(),     std::move(cause), std::move(fix)};
+  return Finding{severity,      std::move(id),    analysis::layerName(node),
+                 node.opType(), std::move(cause), std::move(fix)};
 }
 
 std::string formatFinding(const Finding& finding) {

@@ -81,11 +81,17 @@ void checkLayers(const Graph& graph, PlacementSummary& summary, std::vector<Find
   for (const analysis::LayerInfo& layer : analysis::classifyLayers(graph, declared)) {
     const Node& node = *layer.node;
     if (!isOneOf(node, kWeightedOps)) {
-      std::string cause = layer.notes.empty() ? node.opType() + " is a QOperator op"
-                                              : layer.notes.front();
-      findings.push_back(makeFinding(Severity::Error, "qoperator-op", node, cause,
-                                     "export Q/DQ (QuantizeLinear/DequantizeLinear around float "
-                                     "ops) instead of the QOperator format"));
+      std::string cause =
+          layer.notes.empty() ? node.opType() + " is a QOperator op" : layer.notes.front();
+      const Node* producer = node.input(0) ? node.input(0)->producer() : nullptr;
+      const bool dynamic = producer != nullptr && producer->is("DynamicQuantizeLinear");
+      if (dynamic) cause += "; its input is quantized at run time (DynamicQuantizeLinear)";
+      findings.push_back(makeFinding(
+          Severity::Error, "qoperator-op", node, cause,
+          dynamic ? "quantize statically to Q/DQ with calibrated scales (ONNX Runtime: "
+                    "quantize_static with quant_format=QuantFormat.QDQ)"
+                  : "export Q/DQ (QuantizeLinear/DequantizeLinear around float ops) instead of "
+                    "the QOperator format"));
       continue;
     }
     ++summary.weightedLayers;
@@ -120,8 +126,8 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
           fmt::format("quantizes the output of {} '{}', and its DequantizeLinear '{}' feeds {}, "
                       "nothing TensorRT runs in INT8: the pair stays an extra quantize and "
                       "dequantize and keeps '{}' from fusing what follows it",
-                      producer->opType(), analysis::layerName(*producer),
-                      analysis::layerName(*dq), readers, analysis::layerName(*producer)),
+                      producer->opType(), analysis::layerName(*producer), analysis::layerName(*dq),
+                      readers, analysis::layerName(*producer)),
           "remove this Q/DQ pair and quantize the inputs of the next Conv, ConvTranspose, Gemm "
           "or MatMul instead"));
     } else {
@@ -141,8 +147,7 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
 PlacementSummary checkPlacement(const Graph& graph, std::vector<Finding>& findings) {
   PlacementSummary summary;
   for (const Node* node : graph.nodes()) {
-    if (node->domain().empty() &&
-        (node->is("QuantizeLinear") || node->is("DequantizeLinear"))) {
+    if (node->domain().empty() && (node->is("QuantizeLinear") || node->is("DequantizeLinear"))) {
       summary.hasQdq = true;
       break;
     }
@@ -151,11 +156,11 @@ PlacementSummary checkPlacement(const Graph& graph, std::vector<Finding>& findin
   checkPairs(graph, findings);
   const int64_t floatCount = static_cast<int64_t>(summary.floatLayers.size());
   if (summary.hasQdq && floatCount > summary.int8Layers) {
-    findings.push_back(Finding{
-        Severity::Warning, "mostly-float", "", "",
-        fmt::format("a Q/DQ model whose weighted layers run mostly in float: {}",
-                    placementText(summary)),
-        "quantize both inputs of the layers listed (see the float-layer findings)"});
+    findings.push_back(
+        Finding{Severity::Warning, "mostly-float", "", "",
+                fmt::format("a Q/DQ model whose weighted layers run mostly in float: {}",
+                            placementText(summary)),
+                "quantize both inputs of the layers listed (see the float-layer findings)"});
   }
   return summary;
 }

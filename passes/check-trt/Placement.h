@@ -22,9 +22,7 @@ struct PlacementSummary {
   int64_t fp16Layers = 0;
   std::vector<std::string> floatLayers;  // names, in graph order
 
-  int64_t fp32Layers() const {
-    return static_cast<int64_t>(floatLayers.size()) - fp16Layers;
-  }
+  int64_t fp32Layers() const { return static_cast<int64_t>(floatLayers.size()) - fp16Layers; }
 };
 
 /// Classifies every weighted layer of the main graph (analysis::classifyLayer) and appends, in

@@ -54,8 +54,8 @@ DataType quantizedType(const Node& node) {
 std::optional<std::vector<int64_t>> dataDims(const Node& node) {
   const Value* data = node.input(0);
   if (std::optional<Tensor> t = fold::constantThroughCasts(data)) return t->dims();
-  if (const Node* q = data->producer(); q != nullptr && node.is("DequantizeLinear") &&
-                                        q->is("QuantizeLinear")) {
+  if (const Node* q = data->producer();
+      q != nullptr && node.is("DequantizeLinear") && q->is("QuantizeLinear")) {
     if (std::optional<Tensor> t = fold::constantThroughCasts(q->input(0))) return t->dims();
   }
   if (data->type().isTensor()) return data->type().staticShape();
@@ -123,8 +123,8 @@ std::optional<ExpectedAxis> expectedWeightAxis(const Node& consumer, size_t inde
   if (consumer.is("Conv")) return ExpectedAxis{0, "Conv weights are [out, in, kh, kw]"};
   if (consumer.is("ConvTranspose")) {
     if (version.major <= 8) {
-      return ExpectedAxis{0, fmt::format("TensorRT {} expects axis 0 for ConvTranspose weights",
-                                         version.str())};
+      return ExpectedAxis{
+          0, fmt::format("TensorRT {} expects axis 0 for ConvTranspose weights", version.str())};
     }
     return ExpectedAxis{1, "ConvTranspose weights are [in, out, kh, kw]"};
   }
@@ -202,11 +202,12 @@ class NodeChecker {
       auto nonZero = std::find_if(values.begin(), values.end(), [](double v) { return v != 0; });
       if (nonZero != values.end()) {
         allZero = false;
-        const int64_t count = std::count_if(values.begin(), values.end(),
-                                            [](double v) { return v != 0; });
+        const int64_t count =
+            std::count_if(values.begin(), values.end(), [](double v) { return v != 0; });
         std::string which =
             values.size() == 1
-                ? fmt::format("zero point {:.6g} ({})", *nonZero, dataTypeName(zeroPoint->dataType()))
+                ? fmt::format("zero point {:.6g} ({})", *nonZero,
+                              dataTypeName(zeroPoint->dataType()))
                 : fmt::format("{} of {} zero points are non-zero (first: {:.6g}, {})", count,
                               values.size(), *nonZero, dataTypeName(zeroPoint->dataType()));
         report(Severity::Error, "nonzero-zero-point",
@@ -290,13 +291,14 @@ class NodeChecker {
     if (nonPositive != values.end()) {
       const int64_t count =
           std::count_if(values.begin(), values.end(), [](double v) { return v <= 0; });
-      report(Severity::Error, "scale-not-positive",
-             values.size() == 1
-                 ? fmt::format("scale {:.6g} is not positive: TensorRT needs scales > 0", *nonPositive)
-                 : fmt::format("{} of {} scales are not positive (first: {:.6g}): TensorRT needs "
-                               "scales > 0",
-                               count, values.size(), *nonPositive),
-             "recalibrate, or give all-zero channels a small positive scale");
+      report(
+          Severity::Error, "scale-not-positive",
+          values.size() == 1
+              ? fmt::format("scale {:.6g} is not positive: TensorRT needs scales > 0", *nonPositive)
+              : fmt::format("{} of {} scales are not positive (first: {:.6g}): TensorRT needs "
+                            "scales > 0",
+                            count, values.size(), *nonPositive),
+          "recalibrate, or give all-zero channels a small positive scale");
     }
   }
 
