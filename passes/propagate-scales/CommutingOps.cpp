@@ -41,9 +41,10 @@ std::string padRefusal(const Node& node, int64_t opset) {
     std::vector<double> v = t->toDoubles();
     if (!v.empty() && v[0] != 0.0) {
       // A non-zero pad value is only exact when it is a quantization level; kept simple and safe.
-      return fmt::format("kept in float: its pad value {:g} is not zero, so it does not map to "
-                         "the zero point",
-                         v[0]);
+      return fmt::format(
+          "kept in float: its pad value {:g} is not zero, so it does not map to "
+          "the zero point",
+          v[0]);
     }
   }
   return {};
@@ -52,7 +53,8 @@ std::string padRefusal(const Node& node, int64_t opset) {
 }  // namespace
 
 std::string whyNotCommuting(const Node& node, const QuantParams& params, int64_t opset) {
-  if (!params.perTensor()) return "kept in float: quantized per axis (only per-tensor quantization moves)";
+  if (!params.perTensor())
+    return "kept in float: quantized per axis (only per-tensor quantization moves)";
   if (node.is("MaxPool")) {
     if (opset < 12) return "kept in float: MaxPool takes 8-bit integers from opset 12";
     if (node.numOutputs() > 1 && node.output(1) && !node.output(1)->isAbsent() &&

@@ -16,10 +16,10 @@
 // The main graph is rewritten; If/Loop/Scan bodies are left as they are.
 #include <fmt/format.h>
 
-#include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "../fold-constants/ConstantValue.h"
@@ -62,12 +62,15 @@ class PropagateScalesPass : public Pass {
       changed |= removeDuplicates(graph, result);
     }
     if (changed) {
-      result.note("graph", fmt::format("stopped after {} rounds (max-rounds) with moves left",
-                                       round));
+      result.note("graph",
+                  fmt::format("stopped after {} rounds (max-rounds) with moves left", round));
     }
     if (*unique_dq_) copyDqPerConsumer(graph, result);
-    for (const auto& [node, why] : refusals_) {
-      if (isStillFloat(*node)) result.missed(node->describe(), why);
+    for (Node* node : graph.nodes()) {  // graph order: remarks print the same on every run
+      auto refusal = refusals_.find(node);
+      if (refusal != refusals_.end() && isStillFloat(*node)) {
+        result.missed(node->describe(), refusal->second);
+      }
     }
     for (const auto& [name, count] : result.statistics.entries()) {
       if (count > 0) result.changed = true;
@@ -105,8 +108,8 @@ class PropagateScalesPass : public Pass {
   }
 
   /// Reads the parameters of `nodes`; all must be readable and equal. nullopt with `why` else.
-  static std::optional<QuantParams> commonParams(const std::vector<Node*>& nodes,
-                                                 std::string* why, bool* differ = nullptr) {
+  static std::optional<QuantParams> commonParams(const std::vector<Node*>& nodes, std::string* why,
+                                                 bool* differ = nullptr) {
     std::optional<QuantParams> common;
     for (Node* node : nodes) {
       std::string reason;
@@ -161,9 +164,10 @@ class PropagateScalesPass : public Pass {
           p = commonParams(dqs, &why);
           if (!p) continue;
         } else if (!*unify_pairs_) {
-          result.missed(op->describe(), "its input and output quantizations differ: a "
-                                        "requantization stays after it (unify-pairs=true gives "
-                                        "them one scale)");
+          result.missed(op->describe(),
+                        "its input and output quantizations differ: a "
+                        "requantization stays after it (unify-pairs=true gives "
+                        "them one scale)");
         }
       }
       moveDqForward(*op, dqs, *p);
@@ -196,14 +200,13 @@ class PropagateScalesPass : public Pass {
       if (!out->hasUses() && !out->isGraphOutput()) continue;  // an unused Split output
       std::vector<Value*> dqInputs{out, like.input(1)};
       if (like.input(2)) dqInputs.push_back(like.input(2));
-      Node* dq = graph.createNode("DequantizeLinear", std::span<Value* const>(dqInputs), 1,
-                                  op.next());
+      Node* dq =
+          graph.createNode("DequantizeLinear", std::span<Value* const>(dqInputs), 1, op.next());
       dq->output(0)->setName(graph.model().uniqueValueName(out->name() + "_dequantized"));
       if (out->type().isTensor()) {
         ValueType floatType = out->type();
-        floatType.elemType = like.output(0)->type().isTensor()
-                                 ? like.output(0)->type().elemType
-                                 : DataType::Float;
+        floatType.elemType =
+            like.output(0)->type().isTensor() ? like.output(0)->type().elemType : DataType::Float;
         dq->output(0)->setType(floatType);
       }
       out->replaceAllUsesExcept(dq->output(0), dq);
@@ -345,7 +348,8 @@ class PropagateScalesPass : public Pass {
     return changed;
   }
 
-  // ---- Clean-up ----------------------------------------------------------------------------------
+  // ---- Clean-up
+  // ----------------------------------------------------------------------------------
 
   bool removePairs(Graph& graph, PassResult& result) {
     bool changed = *unify_add_ && unifyResidualAdds(graph, result);
@@ -405,8 +409,8 @@ class PropagateScalesPass : public Pass {
       for (size_t k = keep; k < users.size(); ++k) {
         Node* user = users[k];
         std::vector<Value*> inputs(dq->inputs().begin(), dq->inputs().end());
-        Node* copy = graph.createNode("DequantizeLinear", std::span<Value* const>(inputs), 1,
-                                      dq->next());
+        Node* copy =
+            graph.createNode("DequantizeLinear", std::span<Value* const>(inputs), 1, dq->next());
         for (const Attribute& attr : dq->attributes()) {
           if (attr.kind == AttrKind::Int) copy->setAttr(Attribute::makeInt(attr.name, attr.i));
         }
@@ -459,7 +463,7 @@ class PropagateScalesPass : public Pass {
                           "Give each consumer of a DequantizeLinear its own copy"};
   Option<int64_t> max_rounds_{*this, "max-rounds", 16, "Rounds of moves before giving up"};
   int64_t opset_ = 0;
-  std::map<Node*, std::string> refusals_;
+  std::unordered_map<const Node*, std::string> refusals_;
 };
 
 }  // namespace

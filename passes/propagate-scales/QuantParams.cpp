@@ -15,14 +15,22 @@ namespace {
 
 std::pair<int64_t, int64_t> integerRange(DataType type) {
   switch (type) {
-    case DataType::Int8: return {-128, 127};
-    case DataType::UInt8: return {0, 255};
-    case DataType::Int16: return {-32768, 32767};
-    case DataType::UInt16: return {0, 65535};
-    case DataType::Int4: return {-8, 7};
-    case DataType::UInt4: return {0, 15};
-    case DataType::Int32: return {INT32_MIN, INT32_MAX};
-    default: return {0, 0};
+    case DataType::Int8:
+      return {-128, 127};
+    case DataType::UInt8:
+      return {0, 255};
+    case DataType::Int16:
+      return {-32768, 32767};
+    case DataType::UInt16:
+      return {0, 65535};
+    case DataType::Int4:
+      return {-8, 7};
+    case DataType::UInt4:
+      return {0, 15};
+    case DataType::Int32:
+      return {INT32_MIN, INT32_MAX};
+    default:
+      return {0, 0};
   }
 }
 
@@ -34,8 +42,12 @@ std::string lowerName(DataType type) {
 
 }  // namespace
 
-int64_t QuantParams::qmin() const { return integerRange(type).first; }
-int64_t QuantParams::qmax() const { return integerRange(type).second; }
+int64_t QuantParams::qmin() const {
+  return integerRange(type).first;
+}
+int64_t QuantParams::qmax() const {
+  return integerRange(type).second;
+}
 
 bool QuantParams::sameAs(const QuantParams& other) const {
   if (type != other.type || scales != other.scales || zeroPoints != other.zeroPoints) return false;
@@ -76,8 +88,12 @@ QuantParams paramsForRange(double lo, double hi, DataType type, bool symmetric,
   return p;
 }
 
-bool isQuantize(const Node* node) { return node != nullptr && node->is("QuantizeLinear"); }
-bool isDequantize(const Node* node) { return node != nullptr && node->is("DequantizeLinear"); }
+bool isQuantize(const Node* node) {
+  return node != nullptr && node->is("QuantizeLinear");
+}
+bool isDequantize(const Node* node) {
+  return node != nullptr && node->is("DequantizeLinear");
+}
 
 std::optional<QuantParams> readQuantParams(const Node& node, std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<QuantParams> {
@@ -138,8 +154,8 @@ void writeQuantParams(std::span<Node* const> nodes, const QuantParams& params,
   std::vector<int64_t> dims = params.scaleDims;
   if (params.perTensor() && dims.size() > 1) dims = {};
   if (!params.perTensor()) dims = {static_cast<int64_t>(params.scales.size())};
-  auto scaleTensor = std::make_shared<Tensor>(Tensor::fromDoubles(params.scaleType, dims,
-                                                                  params.scales));
+  auto scaleTensor =
+      std::make_shared<Tensor>(Tensor::fromDoubles(params.scaleType, dims, params.scales));
   scaleTensor->setName(model.uniqueValueName(baseName + "_scale"));
   std::vector<double> zps(params.zeroPoints.begin(), params.zeroPoints.end());
   auto zpTensor = std::make_shared<Tensor>(Tensor::fromDoubles(params.type, dims, zps));

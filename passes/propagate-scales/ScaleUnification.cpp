@@ -26,8 +26,7 @@ std::optional<QuantGroup> groupOfDequantize(const Node& dq, std::string* why) {
   Node* q = dq.input(0) ? dq.input(0)->producer() : nullptr;
   if (!isQuantize(q)) {
     if (why) {
-      *why = fmt::format("the integers {} reads do not come from a QuantizeLinear",
-                         dq.describe());
+      *why = fmt::format("the integers {} reads do not come from a QuantizeLinear", dq.describe());
     }
     return std::nullopt;
   }

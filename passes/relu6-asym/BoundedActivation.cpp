@@ -113,7 +113,7 @@ std::optional<BoundedActivation> matchTwoStep(Node* last) {
 }  // namespace
 
 std::optional<BoundedActivation> matchBoundedActivation(Node* node,
-                                                       const std::vector<std::string>& families) {
+                                                        const std::vector<std::string>& families) {
   if (!node->domain().empty() || node->numOutputs() != 1) return std::nullopt;
   if (wants(families, "relu6")) {
     if (node->is("Clip")) return matchClip(node);

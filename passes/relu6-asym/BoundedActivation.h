@@ -15,8 +15,8 @@ struct BoundedActivation {
   /// How it was written: clip-attributes, clip-inputs, relu-min, max-min, min-max, relu,
   /// sigmoid, hardsigmoid.
   std::string form;
-  Value* input = nullptr;   // what the activation reads
-  Value* output = nullptr;  // the activation's result
+  Value* input = nullptr;    // what the activation reads
+  Value* output = nullptr;   // the activation's result
   std::vector<Node*> nodes;  // input to output order
   double lo = 0;
   double hi = 0;  // +infinity for Relu
@@ -29,6 +29,6 @@ struct BoundedActivation {
 /// The activation ending at `node` (its last node), or nullopt. `families` lists what to look
 /// for: "relu6", "relu", "sigmoid", "hardsigmoid".
 std::optional<BoundedActivation> matchBoundedActivation(Node* node,
-                                                       const std::vector<std::string>& families);
+                                                        const std::vector<std::string>& families);
 
 }  // namespace qopt::relu6

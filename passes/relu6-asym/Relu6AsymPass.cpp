@@ -41,8 +41,8 @@ class Relu6AsymPass : public Pass {
   PassResult run(Model& model, PassContext& context) override {
     for (const std::string& family : *ranges_) {
       if (std::find(kFamilies.begin(), kFamilies.end(), family) == kFamilies.end()) {
-        failOption("ranges", fmt::format("'{}' is not one of relu6, relu, sigmoid, hardsigmoid",
-                                         family));
+        failOption("ranges",
+                   fmt::format("'{}' is not one of relu6, relu, sigmoid, hardsigmoid", family));
       }
     }
     target_ = target_option_.resolve(context);
@@ -69,7 +69,9 @@ class Relu6AsymPass : public Pass {
   }
 
  private:
-  static std::string subjectOf(const BoundedActivation& act) { return act.nodes.back()->describe(); }
+  static std::string subjectOf(const BoundedActivation& act) {
+    return act.nodes.back()->describe();
+  }
 
   /// The parameters this target wants for values in [0, hi].
   QuantParams paramsFor(double hi, const QuantParams* like) const {
@@ -93,8 +95,9 @@ class Relu6AsymPass : public Pass {
     std::vector<Node*> qs = quantizersOf(act);
     if (qs.empty()) {
       if (!*quantize_unquantized_) {
-        result.missed(subjectOf(act), "left alone: its output is not quantized "
-                                      "(quantize-unquantized=true inserts the pair)");
+        result.missed(subjectOf(act),
+                      "left alone: its output is not quantized "
+                      "(quantize-unquantized=true inserts the pair)");
         return;
       }
       if (std::isinf(act.hi)) {
@@ -139,8 +142,9 @@ class Relu6AsymPass : public Pass {
     }
     std::optional<std::vector<Node*>> dqs = qdq::dequantizersOf(q);
     if (!dqs) {
-      result.missed(q.describe(), "left alone: its output is read by nodes other than "
-                                  "DequantizeLinear, whose types would change");
+      result.missed(q.describe(),
+                    "left alone: its output is read by nodes other than "
+                    "DequantizeLinear, whose types would change");
       return false;
     }
     double hi = act.hi;
@@ -189,8 +193,8 @@ class Relu6AsymPass : public Pass {
       if (out->isGraphOutput()) return;
       for (const Use& use : out->uses()) {
         if (std::find(act.nodes.begin(), act.nodes.end(), use.user) == act.nodes.end()) {
-          result.missed(q->describe(), fmt::format("kept as {}: {} also reads it",
-                                                   old->describe(), use.user->describe()));
+          result.missed(q->describe(), fmt::format("kept as {}: {} also reads it", old->describe(),
+                                                   use.user->describe()));
           return;
         }
       }
@@ -249,8 +253,8 @@ class Relu6AsymPass : public Pass {
       float lower = static_cast<float>(p->scale()) * static_cast<float>(p->qmin() - p->zeroPoint());
       float upper = static_cast<float>(p->scale()) * static_cast<float>(p->qmax() - p->zeroPoint());
       float lo = static_cast<float>(act.lo);
-      float hi = std::isinf(act.hi) ? std::numeric_limits<float>::infinity()
-                                    : static_cast<float>(act.hi);
+      float hi =
+          std::isinf(act.hi) ? std::numeric_limits<float>::infinity() : static_cast<float>(act.hi);
       if (kEpsilon < lo - lower || kEpsilon < upper - hi) {
         result.missed(subjectOf(act),
                       fmt::format("kept the clip: {} covers [{:g}, {:g}], beyond [{:g}, {:g}]",
@@ -268,7 +272,9 @@ class Relu6AsymPass : public Pass {
   }
 
   TargetOption target_option_{*this};
-  ListOption<std::string> ranges_{*this, "ranges", {"relu6"},
+  ListOption<std::string> ranges_{*this,
+                                  "ranges",
+                                  {"relu6"},
                                   "Activations to quantize over their own range: relu6, relu "
                                   "(range from the quantization after it), sigmoid, hardsigmoid"};
   Option<bool> quantize_unquantized_{
