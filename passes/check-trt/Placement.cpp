@@ -146,12 +146,11 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
 
 PlacementSummary checkPlacement(const Graph& graph, std::vector<Finding>& findings) {
   PlacementSummary summary;
-  for (const Node* node : graph.nodes()) {
+  graph.walk([&](const Node* node) {
     if (node->domain().empty() && (node->is("QuantizeLinear") || node->is("DequantizeLinear"))) {
       summary.hasQdq = true;
-      break;
     }
-  }
+  });
   checkLayers(graph, summary, findings);
   checkPairs(graph, findings);
   const int64_t floatCount = static_cast<int64_t>(summary.floatLayers.size());

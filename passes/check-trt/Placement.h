@@ -16,7 +16,7 @@ class Graph;
 namespace qopt::checktrt {
 
 struct PlacementSummary {
-  bool hasQdq = false;  // the main graph has QuantizeLinear or DequantizeLinear nodes
+  bool hasQdq = false;  // QuantizeLinear or DequantizeLinear nodes anywhere (subgraphs too)
   int64_t weightedLayers = 0;
   int64_t int8Layers = 0;
   int64_t fp16Layers = 0;
