@@ -48,7 +48,8 @@ int hexDigit(char c) {
 }
 
 /// TensorRT reads the field with stoul(..., 16), so both letter cases are accepted; anything but
-/// exactly eight digits is refused because it cannot be a float32 bit pattern as TensorRT writes it.
+/// exactly eight digits is refused because it cannot be a float32 bit pattern as TensorRT writes
+/// it.
 bool parseHexBits(std::string_view text, uint32_t& bits) {
   if (text.size() != 8) return false;
   bits = 0;
@@ -82,8 +83,8 @@ void parseHeader(std::string_view line, std::string_view source, CalibrationCach
     throw bad(fmt::format("version '{}' is not a decimal number", version));
   }
   if (!knownAlgorithm(algorithm)) {
-    throw bad(fmt::format("unknown algorithm '{}' (expected one of {})", algorithm,
-                          algorithmList()));
+    throw bad(
+        fmt::format("unknown algorithm '{}' (expected one of {})", algorithm, algorithmList()));
   }
   cache.versionCode = code;
   cache.algorithm = std::string(algorithm);

@@ -15,7 +15,9 @@ namespace qopt::quant {
 
 namespace {
 
-std::string tensorSubject(const std::string& name) { return fmt::format("tensor '{}'", name); }
+std::string tensorSubject(const std::string& name) {
+  return fmt::format("tensor '{}'", name);
+}
 
 /// The graph value `name` names, checked to be a float graph input or node output.
 const Value* calibratedValue(const Model& model, const std::string& name) {
@@ -35,15 +37,15 @@ const Value* calibratedValue(const Model& model, const std::string& name) {
     throw fail("no value of the graph has this name" + didYouMean(name, names));
   }
   if (value->isInitializer()) {
-    throw fail("is a constant (initializer): weights take their range from their values, they "
-               "are not calibrated");
+    throw fail(
+        "is a constant (initializer): weights take their range from their values, they "
+        "are not calibrated");
   }
   if (value->producer() == nullptr && !value->isGraphInput()) {
     throw fail("is neither a graph input nor a node output");
   }
   const ValueType& type = value->type();
-  if (type.isTensor() && type.elemType != DataType::Undefined &&
-      !isFloatingPoint(type.elemType)) {
+  if (type.isTensor() && type.elemType != DataType::Undefined && !isFloatingPoint(type.elemType)) {
     throw fail(fmt::format("has element type {}; only float tensors are calibrated",
                            dataTypeName(type.elemType)));
   }

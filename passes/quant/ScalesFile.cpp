@@ -25,14 +25,16 @@ Json numberList(const std::vector<double>& values, bool perChannel) {
 
 Json entryJson(const ScaleEntry& entry) {
   std::string subject = fmt::format("tensor '{}'", entry.tensor);
-  auto fail = [&](const std::string& cause) { return Error(ErrorKind::Internal, {}, subject, cause); };
+  auto fail = [&](const std::string& cause) {
+    return Error(ErrorKind::Internal, {}, subject, cause);
+  };
   bool perChannel = entry.axis.has_value();
   if (entry.amax.empty() || entry.amax.size() != entry.scale.size()) {
     throw fail(fmt::format("{} amax values for {} scales", entry.amax.size(), entry.scale.size()));
   }
   if (!entry.zeroPoint.empty() && entry.zeroPoint.size() != entry.scale.size()) {
-    throw fail(fmt::format("{} zero points for {} scales", entry.zeroPoint.size(),
-                           entry.scale.size()));
+    throw fail(
+        fmt::format("{} zero points for {} scales", entry.zeroPoint.size(), entry.scale.size()));
   }
   if (!perChannel && entry.scale.size() != 1) {
     throw fail(fmt::format("{} scales but no axis", entry.scale.size()));

@@ -23,8 +23,7 @@ int exponentAbove(double value) {
 }
 
 /// Bin j of `counts` added to bin j >> doublings of `into`.
-void addCoarsened(std::vector<uint64_t>& into, const std::vector<uint64_t>& counts,
-                  int doublings) {
+void addCoarsened(std::vector<uint64_t>& into, const std::vector<uint64_t>& counts, int doublings) {
   if (doublings >= kBinsLog2) {
     uint64_t total = 0;
     for (uint64_t c : counts) total += c;
@@ -100,8 +99,8 @@ void TensorStatistics::merge(const TensorStatistics& other) {
   nonFinite_ += other.nonFinite_;
   if (other.count_ == 0) return;
   if (!other.histogram_.empty()) {
-    coverUpTo(std::max(other.upperExponent_, histogram_.empty() ? other.upperExponent_
-                                                                : upperExponent_));
+    coverUpTo(
+        std::max(other.upperExponent_, histogram_.empty() ? other.upperExponent_ : upperExponent_));
     addCoarsened(histogram_, other.histogram_, upperExponent_ - other.upperExponent_);
   } else if (!histogram_.empty()) {
     histogram_[0] += other.count_;  // all of the other's values were 0
@@ -116,6 +115,8 @@ void TensorStatistics::merge(const TensorStatistics& other) {
   count_ += other.count_;
 }
 
-float TensorStatistics::absMax() const { return std::max(std::fabs(min_), std::fabs(max_)); }
+float TensorStatistics::absMax() const {
+  return std::max(std::fabs(min_), std::fabs(max_));
+}
 
 }  // namespace qopt::quant

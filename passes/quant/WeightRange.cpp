@@ -25,7 +25,8 @@ std::vector<double> weightAmax(const Tensor& weight, int64_t axis, std::string_v
   uint64_t inner = 1;  // elements after the axis
   if (axis >= 0) {
     channels = static_cast<uint64_t>(dims[static_cast<size_t>(axis)]);
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= static_cast<uint64_t>(dims[static_cast<size_t>(d)]);
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= static_cast<uint64_t>(dims[static_cast<size_t>(d)]);
   }
   const std::vector<float> values = weight.toFloats();
   std::vector<double> amax(channels, 0.0);

@@ -118,12 +118,13 @@ TEST(CalibCache, UppercaseHexIsReadAsTensorRtReadsIt) {
   EXPECT_EQ(std::bit_cast<uint32_t>(cache.entries[0].scale), 0x3c010204u);
   EXPECT_EQ(std::bit_cast<uint32_t>(cache.entries[1].scale), 0x3c01020au);
   // Written back lowercase.
-  EXPECT_EQ(formatCalibrationCache(cache), "TRT-8601-EntropyCalibration2\nx: 3c010204\ny: 3c01020a\n");
+  EXPECT_EQ(formatCalibrationCache(cache),
+            "TRT-8601-EntropyCalibration2\nx: 3c010204\ny: 3c01020a\n");
 }
 
 TEST(CalibCache, AcceptsCrlfBlankLinesAndNoFinalNewline) {
-  CalibrationCache cache = parseCalibrationCache(
-      "TRT-7000-LegacyCalibration\r\nx: 3c010204\r\n\r\ny: 3f800000", "c");
+  CalibrationCache cache =
+      parseCalibrationCache("TRT-7000-LegacyCalibration\r\nx: 3c010204\r\n\r\ny: 3f800000", "c");
   EXPECT_EQ(cache.versionCode, 7000);
   EXPECT_EQ(cache.algorithm, "LegacyCalibration");
   ASSERT_EQ(cache.entries.size(), 2u);
@@ -139,10 +140,10 @@ TEST(CalibCache, HeaderOnlyIsAnEmptyCache) {
 
 TEST(CalibCache, BadHeadersAreRefused) {
   for (const char* header :
-       {"", "TRT8601-EntropyCalibration2", "trt-8601-EntropyCalibration2", "TRT--EntropyCalibration2",
-        "TRT-86a1-EntropyCalibration2", "TRT--1-EntropyCalibration2", "TRT-+1-EntropyCalibration2",
-        "TRT-8601", "TRT-8601-", "TRT-8601-Entropy", "TRT-99999999999-EntropyCalibration2",
-        "x: 3c010204"}) {
+       {"", "TRT8601-EntropyCalibration2", "trt-8601-EntropyCalibration2",
+        "TRT--EntropyCalibration2", "TRT-86a1-EntropyCalibration2", "TRT--1-EntropyCalibration2",
+        "TRT-+1-EntropyCalibration2", "TRT-8601", "TRT-8601-", "TRT-8601-Entropy",
+        "TRT-99999999999-EntropyCalibration2", "x: 3c010204"}) {
     std::string message = parseError(std::string(header) + "\nx: 3c010204\n");
     EXPECT_NE(message, "") << header;
     EXPECT_NE(message.find("calib.cache"), std::string::npos) << message;
@@ -161,23 +162,18 @@ TEST(CalibCache, MalformedLinesNameTheLine) {
     const char* line;
     const char* expected;
   };
-  for (const Case& c : {Case{"x:3c010204", "not '<tensor name>: <8 hex digits>'"},
-                        Case{"x 3c010204", "not '<tensor name>: <8 hex digits>'"},
-                        Case{"x3c010204", "not '<tensor name>: <8 hex digits>'"},
-                        Case{": 3c010204", "the tensor name is empty"},
-                        Case{"a\rb: 3c010204", "line break"},
-                        Case{"x: 3c01020", "not 8 hex digits"},
-                        Case{"x: 3c0102040", "not 8 hex digits"},
-                        Case{"x: ", "not 8 hex digits"},
-                        Case{"x: 3c01020g", "not 8 hex digits"},
-                        Case{"x: 0x010204", "not 8 hex digits"},
-                        Case{"x: 3c010204 ", "not 8 hex digits"},
-                        Case{"x:  3c010204", "not 8 hex digits"},
-                        Case{"x: +c010204", "not 8 hex digits"},
-                        Case{"x: 7f800000", "not a finite non-negative"},
-                        Case{"x: 7fc00000", "not a finite non-negative"},
-                        Case{"x: bf800000", "not a finite non-negative"},
-                        Case{"ok: 3f800000", "listed twice"}}) {
+  for (const Case& c :
+       {Case{"x:3c010204", "not '<tensor name>: <8 hex digits>'"},
+        Case{"x 3c010204", "not '<tensor name>: <8 hex digits>'"},
+        Case{"x3c010204", "not '<tensor name>: <8 hex digits>'"},
+        Case{": 3c010204", "the tensor name is empty"}, Case{"a\rb: 3c010204", "line break"},
+        Case{"x: 3c01020", "not 8 hex digits"}, Case{"x: 3c0102040", "not 8 hex digits"},
+        Case{"x: ", "not 8 hex digits"}, Case{"x: 3c01020g", "not 8 hex digits"},
+        Case{"x: 0x010204", "not 8 hex digits"}, Case{"x: 3c010204 ", "not 8 hex digits"},
+        Case{"x:  3c010204", "not 8 hex digits"}, Case{"x: +c010204", "not 8 hex digits"},
+        Case{"x: 7f800000", "not a finite non-negative"},
+        Case{"x: 7fc00000", "not a finite non-negative"},
+        Case{"x: bf800000", "not a finite non-negative"}, Case{"ok: 3f800000", "listed twice"}}) {
     std::string message = parseError(header + c.line + "\n");
     EXPECT_NE(message.find(c.expected), std::string::npos) << c.line << " -> " << message;
     EXPECT_NE(message.find("line 3"), std::string::npos) << c.line << " -> " << message;
@@ -197,8 +193,8 @@ TEST(CalibCache, FormatRefusesWhatCannotBeReadBack) {
     cache.entries.push_back({name, 0.5f});
     EXPECT_NE(formatError(cache), "") << name;
   }
-  for (float scale : {-1.0f, std::numeric_limits<float>::infinity(),
-                      std::numeric_limits<float>::quiet_NaN()}) {
+  for (float scale :
+       {-1.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
     cache = sampleCache();
     cache.entries.push_back({"bad", scale});
     EXPECT_NE(formatError(cache).find("tensor 'bad'"), std::string::npos) << scale;

@@ -127,8 +127,8 @@ TEST(TensorStatistics, GrowingRangeEqualsTheDirectHistogram) {
 }
 
 TEST(TensorStatistics, SubnormalAndHugeValues) {
-  TensorStatistics stats = statsOf({std::numeric_limits<float>::denorm_min(),
-                                    std::numeric_limits<float>::max()});
+  TensorStatistics stats =
+      statsOf({std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max()});
   EXPECT_EQ(stats.histogram()[0], 1u);
   EXPECT_EQ(stats.histogram()[kCalibrationBins - 1], 1u);
   EXPECT_EQ(stats.binWidth(), std::ldexp(1.0, 128 - 11));
@@ -250,8 +250,7 @@ TEST(EntropyCalibrator, MatchesThePlainSearchOnARealHistogram) {
   const size_t bins = naiveEntropyBins(stats.histogram(), 127);
   ASSERT_GT(bins, 0u);
   EXPECT_EQ(amaxOf(stats, CalibratorKind::Entropy),
-            std::min((static_cast<double>(bins) + 0.5) * stats.binWidth(),
-                     double{stats.absMax()}));
+            std::min((static_cast<double>(bins) + 0.5) * stats.binWidth(), double{stats.absMax()}));
 }
 
 TEST(EntropyCalibrator, EdgeCasesOfTheSearch) {

@@ -68,10 +68,9 @@ TEST(CollectStatistics, RangesOfInputsAndNodeOutputs) {
   std::vector<std::pair<size_t, size_t>> progress;
   size_t given = 0;
   const std::vector<std::string> names = {"x", "r", "y"};
-  auto stats = collectStatistics(*model, names, feeding(samples, &given),
-                                 [&](size_t done, size_t total) {
-                                   progress.emplace_back(done, total);
-                                 });
+  auto stats =
+      collectStatistics(*model, names, feeding(samples, &given),
+                        [&](size_t done, size_t total) { progress.emplace_back(done, total); });
   EXPECT_EQ(given, 3u);
   ASSERT_EQ(stats.size(), 3u);
   const TensorStatistics& x = stats.at("x");
@@ -154,7 +153,8 @@ TEST(WeightAmax, PerTensorAndPerChannel) {
   EXPECT_EQ(weightAmax(w, 0, "w"), (std::vector<double>{4.0, 3.0}));
   EXPECT_EQ(weightAmax(w, 1, "w"), (std::vector<double>{1.0, 4.0, 3.0}));
   // Conv weight [out=2, in=1, 2, 2]: axis 0 takes the max over each filter.
-  Tensor conv = Tensor::fromFloats({2, 1, 2, 2}, std::vector<float>{1, 2, -3, 0, 0, 0, 0.5f, -0.25f});
+  Tensor conv =
+      Tensor::fromFloats({2, 1, 2, 2}, std::vector<float>{1, 2, -3, 0, 0, 0, 0.5f, -0.25f});
   EXPECT_EQ(weightAmax(conv, 0, "conv.weight"), (std::vector<double>{3.0, 0.5}));
 }
 
@@ -180,7 +180,8 @@ TEST(WeightAmax, ErrorsNameTheWeight) {
   Tensor w = Tensor::fromFloats({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6});
   message = messageOf(w, 2);
   EXPECT_NE(message.find("axis 2"), std::string::npos) << message;
-  Tensor nan = Tensor::fromFloats({2}, std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()});
+  Tensor nan =
+      Tensor::fromFloats({2}, std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()});
   message = messageOf(nan, 0);
   EXPECT_NE(message.find("nan"), std::string::npos) << message;
 }

@@ -20,9 +20,9 @@ struct CacheEntry {
 };
 
 struct CalibrationCache {
-  int versionCode = 0;             // 8601 for TensorRT 8.6.1, 100300 for 10.3
-  std::string algorithm;           // EntropyCalibration2, EntropyCalibration, MinMaxCalibration,
-                                   // LegacyCalibration
+  int versionCode = 0;              // 8601 for TensorRT 8.6.1, 100300 for 10.3
+  std::string algorithm;            // EntropyCalibration2, EntropyCalibration, MinMaxCalibration,
+                                    // LegacyCalibration
   std::vector<CacheEntry> entries;  // in file order
 };
 

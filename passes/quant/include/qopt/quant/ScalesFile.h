@@ -19,12 +19,12 @@ namespace qopt::quant {
 
 struct ScaleEntry {
   std::string tensor;
-  std::vector<double> amax;   // one per channel (one value when per tensor)
-  std::vector<double> scale;  // likewise
+  std::vector<double> amax;        // one per channel (one value when per tensor)
+  std::vector<double> scale;       // likewise
   std::vector<int64_t> zeroPoint;  // empty: all zero (written as zeros)
-  std::string type = "int8";           // "int8", "uint8", "int16"...
-  std::optional<int64_t> axis;         // per-channel axis
-  std::string calibrator;              // "max", "entropy"...; "weights" for weights; "" unknown
+  std::string type = "int8";       // "int8", "uint8", "int16"...
+  std::optional<int64_t> axis;     // per-channel axis
+  std::string calibrator;          // "max", "entropy"...; "weights" for weights; "" unknown
   uint64_t samples = 0;
 };
 
