@@ -4,7 +4,7 @@ interpreter (qopt-run) and on ONNX Runtime (tests/ort/run_ort.js).
 
   check_qdq_passes.py --qopt BIN --qopt-run BIN --run-ort JS --work DIR --model M.onnx[.gz]
                       --samples DIR|TAR.GZ [--float-model F.onnx[.gz]] [--max-samples N]
-                      [--mode outputs|sqnr]
+                      [--mode outputs|sqnr|exact]
 
 --mode outputs (the default) runs three pipelines and compares each model's outputs with the
 model before the passes, sample by sample (the .npy files of --samples feed the one graph input):
@@ -17,6 +17,10 @@ a float output, the scale of the last activation DequantizeLinear on its path. T
 is --float-model, else the model with its activation QuantizeLinear/DequantizeLinear removed.
 Each runtime is compared with itself only: the interpreter and ONNX Runtime may round an
 activation differently (a 1e-7 difference flips a rounding), which the differential tests cover.
+
+--mode exact runs propagate-scales on a model whose movable ops all sit between equal
+quantizations (tests/models/qdq_propagation.py): outputs must not change at all on either runtime,
+and no MaxPool/Reshape/.../Concat may still read a DequantizeLinear.
 
 --mode sqnr measures every ReLU6 activation (Clip(0, 6) -> QuantizeLinear -> DequantizeLinear) of
 the model before and after relu6-asym{target=ort},propagate-scales:
@@ -343,6 +347,42 @@ def check_sqnr(args):
     print("PASS")
 
 
+MOVABLE_OPS = {"MaxPool", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice",
+               "Gather", "Split", "Pad", "Resize", "Concat"}
+
+
+def check_exact(args):
+    work = args.work
+    before = unpack_model(args.model, work, "before.onnx")
+    model = onnx.load(before)
+    dirs = sample_dirs(args.samples, work, model.graph.input[0].name, args.max_samples)
+    after = os.path.join(work, "after.onnx")
+    report = os.path.join(work, "report.json")
+    run([args.qopt, "-p", "propagate-scales", "--report", report, before, after])
+    with open(report) as f:
+        print("statistics: " + json.dumps(pass_statistics(json.load(f))))
+    ref = run_both(args, before, dirs, "before")
+    res = run_both(args, after, dirs, "after")
+    failures = []
+    for runtime in ("interp", "ort"):
+        d = max_diff(res[runtime], ref[runtime])
+        print(f"{runtime}: max|after - before| = {d:.6g} over {len(dirs)} samples")
+        if d != 0:
+            failures.append(f"outputs changed on {runtime} by {d:.6g}")
+    graph = onnx.load(after).graph
+    producer = {out: node for node in graph.node for out in node.output}
+    for node in graph.node:
+        if node.op_type not in MOVABLE_OPS:
+            continue
+        for name in node.input[:1] if node.op_type != "Concat" else node.input:
+            source = producer.get(name)
+            if source is not None and source.op_type == "DequantizeLinear":
+                failures.append(f"{node.op_type} '{node.name}' still reads a DequantizeLinear")
+    if failures:
+        sys.exit("FAIL: " + "; ".join(failures))
+    print("PASS")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--qopt", required=True)
@@ -353,7 +393,7 @@ def main():
     parser.add_argument("--samples", required=True)
     parser.add_argument("--float-model")
     parser.add_argument("--max-samples", type=int, default=8)
-    parser.add_argument("--mode", choices=["outputs", "sqnr"], default="outputs")
+    parser.add_argument("--mode", choices=["outputs", "sqnr", "exact"], default="outputs")
     parser.add_argument("--min-gain", type=float, default=5.0)
     args = parser.parse_args()
     if os.path.isdir(args.work):
@@ -361,6 +401,8 @@ def main():
     os.makedirs(args.work)
     if args.mode == "sqnr":
         check_sqnr(args)
+    elif args.mode == "exact":
+        check_exact(args)
     else:
         check_outputs(args)
 
