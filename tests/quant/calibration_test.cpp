@@ -319,6 +319,17 @@ TEST(MseCalibrator, LaplaceDataClipsBelowTheMax) {
   EXPECT_LT(quantizationMse(values, amax), quantizationMse(values, amax / 2));
 }
 
+TEST(MseCalibrator, GaussianDataMatchesTheClosedFormOptimum) {
+  std::mt19937 random(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> values(size_t{1} << 20);
+  for (float& v : values) v = normal(random);
+  TensorStatistics stats = statsOf(values);
+  // ACIQ's optimum for a standard Gaussian quantized with 8 bits: 3.92 sigma (Banner et al.).
+  EXPECT_NEAR(amaxOf(stats, CalibratorKind::Mse), 3.92, 0.15);
+  EXPECT_GT(stats.absMax(), 4.5f);
+}
+
 TEST(MseCalibrator, SearchPicksTheExactErrorMinimum) {
   // All mass in bin 99 (centre 99.5) and one level: amax = 99.5 would be exact but only upper
   // edges are candidates. Edges 99 and 100 both miss the centre by 0.5 (every other edge by
