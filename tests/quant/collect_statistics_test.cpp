@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,56 @@ TEST(CollectStatistics, SameStatisticsWhateverTheSampleOrder) {
   auto b = collectStatistics(*model, names, feeding(backward));
   EXPECT_TRUE(a.at("y").histogram() == b.at("y").histogram());
   EXPECT_EQ(a.at("y").binWidth(), b.at("y").binWidth());
+}
+
+TEST(CollectStatistics, SameStatisticsWhateverTheBatchSize) {
+  auto model = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[N, 5] x) => (float[N, 5] y) <float k = {-3.0}> {
+  s = Sin(x)
+  y = Mul(s, k)
+}
+)",
+                              "batch.onnxtxt");
+  // 96 rows; fed as 96 samples of one row, 4 samples of 24 rows, and one sample of all 96.
+  std::vector<float> rows(96 * 5);
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = std::ldexp(static_cast<float>(i % 37), static_cast<int>(i % 11)) * 0.01f;
+  auto batches = [&](int64_t batch) {
+    std::vector<analysis::Sample> samples;
+    for (int64_t start = 0; start < 96; start += batch) {
+      analysis::Sample sample;
+      sample.source = "rows " + std::to_string(start);
+      auto first = rows.begin() + start * 5;
+      sample.inputs.emplace("x", floats({batch, 5}, std::vector<float>(first, first + batch * 5)));
+      samples.push_back(std::move(sample));
+    }
+    return samples;
+  };
+  const std::vector<std::string> names = {"x", "s", "y"};
+  std::vector<std::map<std::string, TensorStatistics>> results;
+  for (int64_t batch : {1, 24, 96}) {
+    std::vector<analysis::Sample> samples = batches(batch);
+    results.push_back(collectStatistics(*model, names, feeding(samples)));
+  }
+  for (const std::string& name : names) {
+    for (size_t r = 1; r < results.size(); ++r) {
+      const TensorStatistics& a = results[0].at(name);
+      const TensorStatistics& b = results[r].at(name);
+      EXPECT_EQ(a.count(), 480u) << name;
+      EXPECT_EQ(a.count(), b.count()) << name;
+      EXPECT_EQ(a.min(), b.min()) << name;
+      EXPECT_EQ(a.max(), b.max()) << name;
+      EXPECT_EQ(a.binWidth(), b.binWidth()) << name;
+      EXPECT_TRUE(a.histogram() == b.histogram()) << name;
+      for (CalibratorKind kind : {CalibratorKind::Max, CalibratorKind::Percentile,
+                                  CalibratorKind::Entropy, CalibratorKind::Mse}) {
+        CalibratorSpec spec;
+        spec.kind = kind;
+        EXPECT_EQ(computeAmax(a, spec), computeAmax(b, spec)) << name;
+      }
+    }
+  }
 }
 
 TEST(CollectStatistics, UnknownTensorIsNamedWithASuggestion) {
