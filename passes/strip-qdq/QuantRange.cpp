@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -18,6 +19,8 @@ std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type) {
     case DataType::UInt16: return std::pair<int64_t, int64_t>{0, 65535};
     case DataType::Int4: return std::pair<int64_t, int64_t>{-8, 7};
     case DataType::UInt4: return std::pair<int64_t, int64_t>{0, 15};
+    case DataType::Int32:  // biases
+      return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
     default: return std::nullopt;
   }
 }

@@ -66,7 +66,15 @@ class StripQdqPass : public Pass {
     }
     int64_t quantizeLeft = 0;
     model.graph().walk([&](Node* node) {
-      if (node->opType() == "QuantizeLinear") ++quantizeLeft;
+      if (node->opType() != "QuantizeLinear") return;
+      ++quantizeLeft;
+      for (const Node* user : node->output(0)->users()) {
+        if (user->opType() != "DequantizeLinear") {
+          result.missed(node->describe(),
+                        fmt::format("kept: {} reads its integers", user->describe()));
+          break;
+        }
+      }
     });
     result.statistics["quantize-left"] = quantizeLeft;
 

@@ -173,10 +173,12 @@ Value* Converter::castOf(Value* value, DataType to) {
   cast->addInput(value);
   cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(to)));
   Value* out = cast->addOutput(model_.uniqueValueName(value->name() + suffixFor(to)));
-  ValueType type = value->type();
-  if (!type.isTensor()) type = ValueType::tensor(to);
-  type.elemType = to;
-  out->setType(type);
+  // An untyped value gives an untyped Cast output: ONNX infers both.
+  if (value->type().isTensor()) {
+    ValueType type = value->type();
+    type.elemType = to;
+    out->setType(type);
+  }
   types_.set(out, to);
   if (to == options_.half) half_.insert(out);
   casts_[key] = out;

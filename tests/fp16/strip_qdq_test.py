@@ -54,6 +54,10 @@ def expected_cache(qdq):
     """amax / 127 per quantized activation of the Q/DQ model (the narrowest when a tensor is
     quantized twice), as TensorRT's cache stores it."""
     values = constants(qdq.graph)
+    # A pair computing a graph output: the float tensor takes the output's name.
+    outputs = {o.name for o in qdq.graph.output}
+    renamed = {n.input[0]: n.output[0] for n in qdq.graph.node
+               if n.op_type == "DequantizeLinear" and n.output[0] in outputs}
     expected = {}
     for node in qdq.graph.node:
         if node.op_type != "QuantizeLinear" or node.input[0] in values:
@@ -69,7 +73,7 @@ def expected_cache(qdq):
         else:
             amax = max(abs(scale * (qmin - zp)), abs(scale * (qmax - zp)))
         value = float(np.float32(amax / 127))
-        name = node.input[0]
+        name = renamed.get(node.output[0], node.input[0])
         expected[name] = min(value, expected.get(name, value))
     return expected
 
