@@ -49,6 +49,11 @@ struct Val {
   std::vector<int64_t> shape;
 };
 
+// "[2,3]", or "" for a scalar (ONNX text spells a scalar type without brackets).
+std::string dimsText(const std::vector<int64_t>& shape) {
+  return shape.empty() ? "" : fmt::format("[{}]", fmt::join(shape, ","));
+}
+
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -79,8 +84,9 @@ class Builder {
     std::string inits = fmt::format("{}", fmt::join(initializers_, ", "));
     model.text = fmt::format(
         "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-        "recipe (float[{}] x) => ({}[] {})\n{}{}{}\n{{\n{}}}\n",
-        fmt::join(model.inputShape, ","), out.type, out.name, inits.empty() ? "" : "<",
+        "recipe (float[{}] x) => ({}{} {})\n{}{}{}\n{{\n{}}}\n",
+        fmt::join(model.inputShape, ","), out.type, dimsText(out.shape), out.name,
+        inits.empty() ? "" : "<",
         inits, inits.empty() ? "" : ">", body_);
     return model;
   }
@@ -105,7 +111,7 @@ class Builder {
       float v = positive ? static_cast<float>(in_.inRange(1, 64)) / 32.0f : in_.value();
       items.push_back(literal(v));
     }
-    initializers_.push_back(fmt::format("float[{}] {} = {{{}}}", fmt::join(shape, ","), name,
+    initializers_.push_back(fmt::format("float{} {} = {{{}}}", dimsText(shape), name,
                                         fmt::join(items, ", ")));
     return name;
   }
