@@ -10,7 +10,9 @@ Checks:
   - ONNX Runtime and qopt's interpreter agree on the stripped model (1e-4 relative);
   - the stripped model stays within the quantization error of the Q/DQ model: its distance to the
     Q/DQ outputs is at most 1.5x the distance between the float original and the Q/DQ model
-    (with --float), else SQNR >= 20 dB against the Q/DQ outputs (verify's default budget);
+    (with --float), else SQNR >= 15 dB against the Q/DQ outputs (quantizing this MobileNetV2
+    costs 17-19 dB in the ONNX Runtime fixtures, so the float model of a QAT export sits about
+    that far from its Q/DQ outputs);
   - with --float, the stripped model matches the float original within verify's default budget
     (cosine >= 0.99, SQNR >= 20 dB);
   - the calibration cache holds one entry per quantized activation, equal to amax / 127 of the
@@ -186,8 +188,8 @@ def main():
                             "outputs than the float original")
         if worst["strip_vs_float_cosine"] < 0.99 or worst["strip_vs_float_sqnr"] < 20:
             failures.append("stripped model outside verify's budget against the float original")
-    elif worst["strip_vs_qdq_sqnr"] < 20:
-        failures.append(f"stripped vs Q/DQ SQNR {worst['strip_vs_qdq_sqnr']:.3g} dB < 20 dB")
+    elif worst["strip_vs_qdq_sqnr"] < 15:
+        failures.append(f"stripped vs Q/DQ SQNR {worst['strip_vs_qdq_sqnr']:.3g} dB < 15 dB")
 
     if failures:
         print("\n".join(["FAILED:"] + failures))

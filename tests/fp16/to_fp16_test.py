@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """to-fp16 on a ResNet-18-like, a MobileNetV2-like and a transformer encoder block: the float16
 model runs in ONNX Runtime and its outputs stay within 1e-2 relative (max |a - b| / max |b|) of
-the float32 model's; its interface stays float32 and it holds float16 initializers and tensors.
+the float32 model's; its interface stays float32 and it holds float16 initializers and tensors. qopt's
+interpreter runs the float16 model within the same bound, and the bfloat16 conversion within
+3e-2 (bfloat16 keeps 8 significant bits to float16's 11; ONNX Runtime's CPU provider has no
+bfloat16 MatMul or Conv, so only the interpreter runs it).
 
-  to_fp16_test.py --model NAME --work DIR --qopt PATH [--node PATH] [--options "k=v ..."]
+  to_fp16_test.py --model NAME --work DIR --qopt PATH --qopt-run PATH [--node PATH]
 
 Prints the float16 counts (initializers, tensors after ONNX shape inference, Casts). Exits 1 on
 any failure."""
@@ -15,7 +18,7 @@ import sys
 import numpy as np
 import onnx
 
-from fp16_common import ROOT, max_relative, run, run_ort
+from fp16_common import ROOT, max_relative, run, run_ort, run_qopt_run
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 
@@ -51,8 +54,10 @@ def main():
     parser.add_argument("--model", required=True, choices=sorted(MODELS))
     parser.add_argument("--work", required=True)
     parser.add_argument("--qopt", required=True)
+    parser.add_argument("--qopt-run", required=True)
     parser.add_argument("--node", default="node")
     parser.add_argument("--rtol", type=float, default=1e-2)
+    parser.add_argument("--bf16-rtol", type=float, default=3e-2)
     args = parser.parse_args()
 
     work = os.path.join(args.work, args.model)
@@ -76,18 +81,31 @@ def main():
     kept = [line for line in log.splitlines() if "kept in float32" in line]
     print(f"{len(kept)} node(s) kept in float32" + (": " + kept[0] if kept else ""))
 
+    bf16_path = os.path.join(work, args.model + ".bf16.onnx")
+    run([args.qopt, "-p", "to-fp16{bfloat16=true}", fp32_path, bf16_path])
+
     ref = run_ort(args.node, fp32_path, input_dir, os.path.join(work, "ort_fp32"))
-    half = run_ort(args.node, fp16_path, input_dir, os.path.join(work, "ort_fp16"))
-    for name, expected in ref.items():
-        actual = half[name]
-        if actual.dtype != expected.dtype or actual.shape != expected.shape:
-            failures.append(f"{name}: {actual.dtype}{actual.shape} vs {expected.dtype}"
-                            f"{expected.shape}")
-            continue
-        err = max_relative(actual, expected)
-        print(f"  {name}: max|fp16 - fp32| / max|fp32| = {err:.3g} (ONNX Runtime)")
-        if not np.isfinite(err) or err > args.rtol:
-            failures.append(f"{name}: relative error {err:.3g} > {args.rtol}")
+    runs = [
+        ("fp16", "ONNX Runtime", run_ort(args.node, fp16_path, input_dir,
+                                         os.path.join(work, "ort_fp16")), args.rtol),
+        ("fp16", "interpreter", run_qopt_run(args.qopt_run, fp16_path, input_dir,
+                                             os.path.join(work, "interp_fp16"), list(ref)),
+         args.rtol),
+        ("bf16", "interpreter", run_qopt_run(args.qopt_run, bf16_path, input_dir,
+                                             os.path.join(work, "interp_bf16"), list(ref)),
+         args.bf16_rtol),
+    ]
+    for kind, engine, outputs, rtol in runs:
+        for name, expected in ref.items():
+            actual = outputs[name]
+            if actual.dtype != expected.dtype or actual.shape != expected.shape:
+                failures.append(f"{kind} {engine} {name}: {actual.dtype}{actual.shape} vs "
+                                f"{expected.dtype}{expected.shape}")
+                continue
+            err = max_relative(actual, expected)
+            print(f"  {name}: max|{kind} - fp32| / max|fp32| = {err:.3g} ({engine})")
+            if not np.isfinite(err) or err > rtol:
+                failures.append(f"{kind} {engine} {name}: relative error {err:.3g} > {rtol}")
     if failures:
         print("\n".join(["FAILED:"] + failures))
         return 1
