@@ -183,34 +183,4 @@ void writeQuantParams(std::span<Node* const> nodes, const QuantParams& params,
   fold::eraseIfUnused(old);
 }
 
-std::pair<Node*, Node*> insertQdqPair(Value* x, const Node& like, Node* before) {
-  Graph& graph = *before->graph();
-  std::vector<Value*> qInputs{x, like.input(1)};
-  if (like.input(2)) qInputs.push_back(like.input(2));
-  Node* q = graph.createNode("QuantizeLinear", std::span<Value* const>(qInputs), 1, before);
-  q->output(0)->setName(graph.model().uniqueValueName(x->name() + "_quantized"));
-  std::vector<Value*> dqInputs{q->output(0), like.input(1)};
-  if (like.input(2)) dqInputs.push_back(like.input(2));
-  Node* dq = graph.createNode("DequantizeLinear", std::span<Value* const>(dqInputs), 1, before);
-  dq->output(0)->setName(graph.model().uniqueValueName(x->name() + "_dequantized"));
-  bool likeIsQuantize = isQuantize(&like);
-  for (const Attribute& attr : like.attributes()) {
-    if (attr.kind != AttrKind::Int) continue;
-    if (attr.name == "axis") {
-      q->setAttr(Attribute::makeInt(attr.name, attr.i));
-      dq->setAttr(Attribute::makeInt(attr.name, attr.i));
-    } else if (likeIsQuantize && (attr.name == "saturate" || attr.name == "output_dtype")) {
-      q->setAttr(Attribute::makeInt(attr.name, attr.i));
-    }
-  }
-  if (x->type().isTensor()) {
-    ValueType qt = x->type();
-    std::optional<QuantParams> p = readQuantParams(like);
-    qt.elemType = p ? p->type : DataType::UInt8;
-    q->output(0)->setType(qt);
-    dq->output(0)->setType(x->type());
-  }
-  return {q, dq};
-}
-
 }  // namespace qopt::qdq

@@ -61,8 +61,4 @@ void writeQuantParams(std::span<Node* const> nodes, const QuantParams& params,
 /// else reads it (or it is a graph output): then its type cannot change alone.
 std::optional<std::vector<Node*>> dequantizersOf(const Node& q);
 
-/// Creates QuantizeLinear(x) -> DequantizeLinear with the scale and zero point values of
-/// `like` (a Q or DQ node), inserted before `before`; returns {Q, DQ}.
-std::pair<Node*, Node*> insertQdqPair(Value* x, const Node& like, Node* before);
-
 }  // namespace qopt::qdq
