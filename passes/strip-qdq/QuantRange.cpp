@@ -13,15 +13,22 @@ namespace qopt::stripqdq {
 
 std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type) {
   switch (type) {
-    case DataType::Int8: return std::pair<int64_t, int64_t>{-128, 127};
-    case DataType::UInt8: return std::pair<int64_t, int64_t>{0, 255};
-    case DataType::Int16: return std::pair<int64_t, int64_t>{-32768, 32767};
-    case DataType::UInt16: return std::pair<int64_t, int64_t>{0, 65535};
-    case DataType::Int4: return std::pair<int64_t, int64_t>{-8, 7};
-    case DataType::UInt4: return std::pair<int64_t, int64_t>{0, 15};
+    case DataType::Int8:
+      return std::pair<int64_t, int64_t>{-128, 127};
+    case DataType::UInt8:
+      return std::pair<int64_t, int64_t>{0, 255};
+    case DataType::Int16:
+      return std::pair<int64_t, int64_t>{-32768, 32767};
+    case DataType::UInt16:
+      return std::pair<int64_t, int64_t>{0, 65535};
+    case DataType::Int4:
+      return std::pair<int64_t, int64_t>{-8, 7};
+    case DataType::UInt4:
+      return std::pair<int64_t, int64_t>{0, 15};
     case DataType::Int32:  // biases
       return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -22,12 +22,21 @@ namespace qopt {
 namespace {
 
 bool isIntegerOp(const Node& node) {
-  static constexpr std::string_view kOps[] = {"QLinearConv",  "QLinearMatMul", "MatMulInteger",
-                                              "ConvInteger",  "DynamicQuantizeLinear",
-                                              "QLinearAdd",   "QLinearMul",   "QLinearConcat",
-                                              "QLinearGlobalAveragePool",    "QLinearSigmoid",
-                                              "QLinearLeakyRelu", "QLinearAveragePool",
-                                              "QLinearSoftmax", "QGemm", "DynamicQuantizeMatMul"};
+  static constexpr std::string_view kOps[] = {"QLinearConv",
+                                              "QLinearMatMul",
+                                              "MatMulInteger",
+                                              "ConvInteger",
+                                              "DynamicQuantizeLinear",
+                                              "QLinearAdd",
+                                              "QLinearMul",
+                                              "QLinearConcat",
+                                              "QLinearGlobalAveragePool",
+                                              "QLinearSigmoid",
+                                              "QLinearLeakyRelu",
+                                              "QLinearAveragePool",
+                                              "QLinearSoftmax",
+                                              "QGemm",
+                                              "DynamicQuantizeMatMul"};
   const bool known = node.domain().empty() || node.domain() == "com.microsoft";
   return known && std::find(std::begin(kOps), std::end(kOps), node.opType()) != std::end(kOps);
 }
@@ -41,9 +50,9 @@ class StripQdqPass : public Pass {
 
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
-    for (const char* counter : {"pairs-removed", "weights-folded", "weights-restored",
-                                "relu-inserted", "clip-inserted", "dequantize-kept",
-                                "integer-ops-left"}) {
+    for (const char* counter :
+         {"pairs-removed", "weights-folded", "weights-restored", "relu-inserted", "clip-inserted",
+          "dequantize-kept", "integer-ops-left"}) {
       result.statistics[counter] = 0;
     }
     std::vector<Node*> dequantizes;

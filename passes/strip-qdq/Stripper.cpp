@@ -26,9 +26,9 @@ bool isQuantize(const Node* node) {
 // Ops that only move or select values: an integer tensor through them holds the same quantized
 // values, so they can as well move the float values.
 bool movesValues(const Node& node) {
-  static constexpr std::string_view kOps[] = {"Reshape", "Transpose", "Squeeze",  "Unsqueeze",
-                                              "Flatten", "Identity",  "Slice",    "Gather",
-                                              "MaxPool", "Expand",    "DepthToSpace", "SpaceToDepth"};
+  static constexpr std::string_view kOps[] = {
+      "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten",      "Identity",
+      "Slice",   "Gather",    "MaxPool", "Expand",    "DepthToSpace", "SpaceToDepth"};
   return node.domain().empty() &&
          std::find(std::begin(kOps), std::end(kOps), node.opType()) != std::end(kOps);
 }
@@ -38,7 +38,9 @@ bool readOnlyOnce(const Value* value) {
   return value->uses().size() == 1 && !value->isGraphOutput();
 }
 
-std::string tensorSubject(const Value* value) { return fmt::format("tensor '{}'", value->name()); }
+std::string tensorSubject(const Value* value) {
+  return fmt::format("tensor '{}'", value->name());
+}
 
 }  // namespace
 

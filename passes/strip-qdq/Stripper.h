@@ -28,7 +28,8 @@ struct RemovedScale {
 
 class Stripper {
  public:
-  Stripper(Model& model, bool clamp, PassResult& result) : model_(model), clamp_(clamp), result_(result) {}
+  Stripper(Model& model, bool clamp, PassResult& result)
+      : model_(model), clamp_(clamp), result_(result) {}
 
   /// Rewrites one DequantizeLinear node (see above). Returns true when it was removed.
   bool strip(Node& dequantize);

@@ -22,10 +22,10 @@ std::optional<double> scalarConstant(const Value* value) {
 // Ops whose output values are a subset (or average, for pooling) of their first input's values.
 bool keepsInputBounds(std::string_view op) {
   static constexpr std::string_view kOps[] = {
-      "Reshape",     "Flatten", "Transpose",     "Squeeze",           "Unsqueeze",
-      "Identity",    "MaxPool", "GlobalMaxPool", "AveragePool",       "GlobalAveragePool",
-      "Slice",       "Gather",  "Expand",        "DepthToSpace",      "SpaceToDepth",
-      "ReduceMax",   "ReduceMin", "ReduceMean",  "Tile",              "Dropout"};
+      "Reshape",   "Flatten",   "Transpose",     "Squeeze",      "Unsqueeze",
+      "Identity",  "MaxPool",   "GlobalMaxPool", "AveragePool",  "GlobalAveragePool",
+      "Slice",     "Gather",    "Expand",        "DepthToSpace", "SpaceToDepth",
+      "ReduceMax", "ReduceMin", "ReduceMean",    "Tile",         "Dropout"};
   return std::find(std::begin(kOps), std::end(kOps), op) != std::end(kOps);
 }
 
@@ -69,6 +69,8 @@ Bounds boundsAt(const Value* value, int depth) {
 
 }  // namespace
 
-Bounds knownBounds(const Value* value) { return boundsAt(value, 0); }
+Bounds knownBounds(const Value* value) {
+  return boundsAt(value, 0);
+}
 
 }  // namespace qopt::stripqdq

@@ -30,9 +30,12 @@ std::vector<Node*> nodeList(const Graph& graph) {
 
 const char* suffixFor(DataType type) {
   switch (type) {
-    case DataType::Float16: return "_fp16";
-    case DataType::BFloat16: return "_bf16";
-    default: return "_fp32";
+    case DataType::Float16:
+      return "_fp16";
+    case DataType::BFloat16:
+      return "_bf16";
+    default:
+      return "_fp32";
   }
 }
 
@@ -62,9 +65,8 @@ bool Converter::converts(const Node& node) const {
   if (options_.blockedOps.count(node.opType()) > 0) return false;
   if (options_.blockedNodes) {
     // Unnamed nodes (common in exports) are known by their first output.
-    const std::string& name = !node.name().empty() || node.numOutputs() == 0
-                                  ? node.name()
-                                  : node.output(0)->name();
+    const std::string& name =
+        !node.name().empty() || node.numOutputs() == 0 ? node.name() : node.output(0)->name();
     if (!name.empty() && std::regex_search(name, *options_.blockedNodes)) return false;
   }
   return true;
@@ -228,8 +230,9 @@ Tensor Converter::toHalf(const Tensor& tensor, const std::string& name) {
   }
   if (clampedCount > 0) {
     clamped_.emplace_back(name, clampedCount);
-    result_.note(fmt::format("tensor '{}'", name),
-                 fmt::format("{} value(s) beyond float16's range clamped to +-65504", clampedCount));
+    result_.note(
+        fmt::format("tensor '{}'", name),
+        fmt::format("{} value(s) beyond float16's range clamped to +-65504", clampedCount));
     result_.statistics.add("values-clamped", clampedCount);
   }
   Tensor out = Tensor::fromDoubles(options_.half, tensor.dims(), values);
@@ -260,8 +263,8 @@ void Converter::removeRedundantCasts() {
     if (types_.of(in) == to) {
       replacement = in;
       what = "identity-casts-removed";
-    } else if (Node* first = in->producer(); first != nullptr && first->is("Cast") &&
-                                               first->input(0) != nullptr) {
+    } else if (Node* first = in->producer();
+               first != nullptr && first->is("Cast") && first->input(0) != nullptr) {
       Value* source = first->input(0);
       const auto mid = static_cast<DataType>(first->attrInt("to", 0));
       if (types_.of(source) == to && isFloatType(to) && isFloatType(mid)) {

@@ -19,7 +19,9 @@ DataType fromAttr(const Node& node, std::string_view name, DataType fallback) {
 
 }  // namespace
 
-ElementTypes::ElementTypes(const Model& model) { deriveGraph(model.graph()); }
+ElementTypes::ElementTypes(const Model& model) {
+  deriveGraph(model.graph());
+}
 
 DataType ElementTypes::of(const Value* value) const {
   if (value == nullptr) return DataType::Undefined;

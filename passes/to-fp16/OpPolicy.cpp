@@ -6,21 +6,37 @@ namespace qopt::tofp16 {
 
 std::vector<std::string> defaultBlockedOps() {
   return {
-      // From ONNX Runtime's / onnxconverter-common's float16 converter (DEFAULT_OP_BLOCK_LIST,
-      // default-domain entries): ops without float16 kernels there or whose outputs are indices
-      // and coordinates (NonMaxSuppression, TopK, RoiAlign, Resize, Upsample), sequences that
-      // accumulate (Range, CumSum) and Min/Max, RandomUniformLike.
-      "NonMaxSuppression", "TopK", "RoiAlign", "Resize", "Upsample", "Range", "CumSum", "Min",
-      "Max", "RandomUniformLike",
+      // The default-domain entries of onnxconverter-common's DEFAULT_OP_BLOCK_LIST (its
+      // convert_float_to_float16, also behind ONNX Runtime's float16 tooling), kept as that
+      // converter keeps them; the other entries are ai.onnx.ml ops, outside the ONNX domain,
+      // which to-fp16 never converts.
+      "NonMaxSuppression",
+      "TopK",
+      "RoiAlign",
+      "Resize",
+      "Upsample",
+      "Range",
+      "CumSum",
+      "Min",
+      "Max",
+      "RandomUniformLike",
       // Numeric range: exp(x) overflows float16 (max 65504) from x > 11.09, log and pow of small
       // or large values lose most digits.
-      "Exp", "Log", "Pow",
+      "Exp",
+      "Log",
+      "Pow",
       // Reductions accumulate many values: sums and products overflow 65504 and lose the low
       // bits of each added value (float16 has 11 significant bits).
-      "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum",
-      "ReduceLogSumExp", "ReduceSumSquare",
-      // LayerNormalization squares its inputs (|x| > 256 overflows); TensorRT warns that
-      // layernorm in float16 can overflow and recommends float32.
+      "ReduceSum",
+      "ReduceMean",
+      "ReduceProd",
+      "ReduceL1",
+      "ReduceL2",
+      "ReduceLogSum",
+      "ReduceLogSumExp",
+      "ReduceSumSquare",
+      // LayerNormalization squares its inputs (|x| > 256 overflows float16); TensorRT's builder
+      // warns that layernorm in FP16 may overflow and suggests forcing it to FP32.
       "LayerNormalization",
   };
 }

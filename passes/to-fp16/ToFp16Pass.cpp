@@ -25,8 +25,8 @@ class ToFp16Pass : public Pass {
     try {
       std::regex check(*blockNodes_);
     } catch (const std::regex_error& e) {
-      failOption("block-nodes", fmt::format("'{}' is not a regular expression: {}",
-                                            *blockNodes_, e.what()));
+      failOption("block-nodes",
+                 fmt::format("'{}' is not a regular expression: {}", *blockNodes_, e.what()));
     }
   }
 
