@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "Finding.h"
+
 namespace qopt::checktrt {
 
 namespace {
@@ -16,9 +18,8 @@ std::string trt8(const PlacementSummary& s) {
       "with Q/DQ nodes fails to build";
   if (!s.floatLayers.empty()) {
     text += fmt::format(
-        "; add --fp16 (BuilderFlag::kFP16) so that the {} layers left in float run in FP16, "
-        "not FP32",
-        s.floatLayers.size());
+        "; add --fp16 (BuilderFlag::kFP16) so that the float layers ({}) run in FP16, not FP32",
+        countOf(static_cast<int64_t>(s.floatLayers.size()), "layer"));
   }
   return text;
 }
@@ -35,9 +36,8 @@ std::string trt10(const PlacementSummary& s) {
       "every precision, no --int8 or --fp16 flag is needed";
   if (!s.floatLayers.empty()) {
     text += fmt::format(
-        "; the {} layers left in float run in their ONNX types' precision "
-        "({} FP16, {} FP32)",
-        s.floatLayers.size(), s.fp16Layers, s.fp32Layers());
+        "; the float layers ({}: {} FP16, {} FP32) run in their ONNX types' precision",
+        countOf(static_cast<int64_t>(s.floatLayers.size()), "layer"), s.fp16Layers, s.fp32Layers());
   }
   return text;
 }
@@ -49,9 +49,9 @@ std::string trt11(const PlacementSummary& s) {
   if (!s.hasQdq) return text + "; without Q/DQ nodes the model runs in its ONNX types";
   if (s.fp32Layers() > 0) {
     text += fmt::format(
-        "; the {} FP32 layers left in float stay FP32 unless their tensors are float16 in the "
-        "ONNX (convert them and add Casts)",
-        s.fp32Layers());
+        "; the FP32 layers ({}) stay FP32 unless their tensors are float16 in the ONNX "
+        "(convert them and add Casts)",
+        countOf(s.fp32Layers(), "layer"));
   }
   return text;
 }

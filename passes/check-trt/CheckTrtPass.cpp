@@ -70,9 +70,10 @@ class CheckTrtPass : public Pass {
                                 const checktrt::FindingCounts& counts,
                                 const checktrt::PlacementSummary& placement,
                                 const std::string& flags) {
-    std::string text =
-        fmt::format("qopt: check-trt: TensorRT {}: {} errors, {} warnings, {} notes\n",
-                    version.str(), counts.errors, counts.warnings, counts.notes);
+    std::string text = fmt::format("qopt: check-trt: TensorRT {}: {}, {}, {}\n", version.str(),
+                                   checktrt::countOf(counts.errors, "error"),
+                                   checktrt::countOf(counts.warnings, "warning"),
+                                   checktrt::countOf(counts.notes, "note"));
     for (const Finding& f : findings) text += checktrt::formatFinding(f) + "\n";
     if (!counts.perId.empty()) {
       text += "findings per id:";

@@ -61,6 +61,10 @@ FindingCounts countFindings(const std::vector<Finding>& findings) {
   return counts;
 }
 
+std::string countOf(int64_t count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 Json findingJson(const Finding& finding) {
   Json json = Json::object();
   json.append("severity", std::string(severityName(finding.severity)));

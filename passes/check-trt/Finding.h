@@ -2,6 +2,7 @@
 // although the model asks for INT8: what check-trt reports, one line per finding.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,9 @@ struct FindingCounts {
 };
 
 FindingCounts countFindings(const std::vector<Finding>& findings);
+
+/// "1 error", "3 errors": `count` and `noun`, plural with an "s" unless count is 1.
+std::string countOf(int64_t count, std::string_view noun);
 
 /// {"severity", "id", "node", "op", "cause", "fix"}.
 Json findingJson(const Finding& finding);

@@ -126,7 +126,7 @@ TEST(CheckTrt, BuildFlagsPerGeneration) {
   }
   std::string v11 = buildFlagsText({11, 0, 0}, oneFloat);
   EXPECT_NE(v11.find("no INT8 or FP16 builder flags"), std::string::npos) << v11;
-  EXPECT_NE(v11.find("the 1 FP32 layers left in float"), std::string::npos) << v11;
+  EXPECT_NE(v11.find("the FP32 layers (1 layer) stay FP32"), std::string::npos) << v11;
 }
 
 TEST(CheckTrt, PlacementNamesFloatLayersAndWarnsWhenMostlyFloat) {
