@@ -242,6 +242,16 @@ void Stripper::record(Value* value, const QuantParams& params) {
 
 void Stripper::replaceAndErase(Node& dq, Value* replacement) {
   Value* out = dq.output(0);
+  if (out->isGraphOutput() &&
+      (replacement->producer() == nullptr || replacement->isGraphOutput())) {
+    // A graph output would otherwise take the name of a graph input, an initializer or another
+    // output: an Identity keeps the model's interface as it was.
+    Node* identity = dq.graph()->createEmptyNode("Identity", "", &dq);
+    identity->addInput(replacement);
+    Value* copy = identity->addOutput(model_.uniqueValueName(out->name() + "_float"));
+    copy->setType(out->type());
+    replacement = copy;
+  }
   out->replaceAllUsesWith(replacement);
   std::vector<Value*> inputs;
   for (Value* in : dq.inputs()) {
