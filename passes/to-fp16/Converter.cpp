@@ -273,8 +273,12 @@ void Converter::removeRedundantCasts() {
       }
     }
     if (replacement == nullptr) continue;
-    // A graph output read straight from an input or a constant would lose its name.
-    if (out->isGraphOutput() && (replacement->producer() == nullptr)) continue;
+    // A graph output read straight from an input, a constant or another output would lose its
+    // name.
+    if (out->isGraphOutput() &&
+        (replacement->producer() == nullptr || replacement->isGraphOutput())) {
+      continue;
+    }
     out->replaceAllUsesWith(replacement);
     if (out->hasUses() || out->isGraphOutput()) continue;
     cast->graph()->eraseNode(cast);
