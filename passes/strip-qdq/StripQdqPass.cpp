@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "ObservedRanges.h"
 #include "QuantRange.h"
 #include "Stripper.h"
 #include "qopt/ir/Graph.h"
@@ -61,7 +62,12 @@ class StripQdqPass : public Pass {
       if (node->opType() == "DequantizeLinear") dequantizes.push_back(node);
       if (isIntegerOp(*node)) integerOps.push_back(node);
     });
-    stripqdq::Stripper stripper(model, *clamp_, result);
+    stripqdq::ObservedRanges observed;
+    if (*clamp_ && *samples_ > 0 && !context.data.calibData.empty()) {
+      observed =
+          stripqdq::observeQuantizedInputs(model, context, static_cast<size_t>(*samples_), result);
+    }
+    stripqdq::Stripper stripper(model, *clamp_, &observed, result);
     for (Node* dq : dequantizes) result.changed |= stripper.strip(*dq);
 
     for (Node* node : integerOps) {
@@ -149,6 +155,9 @@ class StripQdqPass : public Pass {
                               "scales JSON file here (empty: not written)"};
   Option<bool> clamp_{*this, "clamp", true,
                       "Insert a Relu or Clip where the removed quantization clamped a tensor"};
+  Option<int64_t> samples_{*this, "samples", 8,
+                           "Samples of --calib-data (when given) that show which bounds the "
+                           "quantized ranges cut off (0: data not used)"};
   TargetOption target_{*this};
 };
 

@@ -182,12 +182,24 @@ Value* Stripper::clamped(Value* x, const QuantParams& params, Node& insertBefore
   }
   const FloatRange range = representableRange(params, 0);
   const Bounds known = knownBounds(x);
+  const double half = 0.5 * params.scales[0];
+  // Values calibration data showed beyond the range (by more than rounding) were clamped by it.
+  bool seenBelow = false;
+  bool seenAbove = false;
+  if (observed_ != nullptr) {
+    if (auto it = observed_->find(x); it != observed_->end()) {
+      seenBelow = it->second.lo < range.lo - half;
+      seenAbove = it->second.hi > range.hi + half;
+    }
+  }
   // The quantized range starting at zero means a Relu or Clip was folded into it: restore it
-  // with the upper bound the range had. Otherwise only an upper bound below a bound the producer
-  // is known to keep (a Clip(0, 6) quantized to a narrower range) changes values.
-  const bool needLo = range.lo >= 0 && known.lo < range.lo;
-  const bool needHi = (needLo && range.hi < known.hi) ||
-                      (std::isfinite(known.hi) && range.hi < known.hi - 0.5 * params.scales[0]);
+  // with the upper bound the range had. Otherwise an upper bound changes values where it is
+  // below a bound the producer is known to keep (a Clip(0, 6) quantized to a narrower range) or
+  // below values the data showed.
+  const bool needLo = known.lo < range.lo && (range.lo >= 0 || seenBelow);
+  const bool needHi =
+      range.hi < known.hi &&
+      (needLo || (std::isfinite(known.hi) && range.hi < known.hi - half) || seenAbove);
   if (!needLo && !needHi) return x;
   const double inf = std::numeric_limits<double>::infinity();
   auto key = std::make_tuple(insertBefore.graph(), static_cast<const Value*>(x),

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "ObservedRanges.h"
 #include "QuantRange.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
@@ -28,8 +29,10 @@ struct RemovedScale {
 
 class Stripper {
  public:
-  Stripper(Model& model, bool clamp, PassResult& result)
-      : model_(model), clamp_(clamp), result_(result) {}
+  /// `observed`: the values the tensors QuantizeLinear reads took on calibration data (may be
+  /// null); it must outlive the stripper.
+  Stripper(Model& model, bool clamp, const ObservedRanges* observed, PassResult& result)
+      : model_(model), clamp_(clamp), observed_(observed), result_(result) {}
 
   /// Rewrites one DequantizeLinear node (see above). Returns true when it was removed.
   bool strip(Node& dequantize);
@@ -56,6 +59,7 @@ class Stripper {
 
   Model& model_;
   bool clamp_;
+  const ObservedRanges* observed_;
   PassResult& result_;
   std::vector<RemovedScale> scales_;
   std::vector<std::pair<std::string, QuantParams>> weightScales_;

@@ -1,0 +1,69 @@
+#include "ObservedRanges.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "../fold-constants/ConstantValue.h"
+#include "qopt/analysis/DataSet.h"
+#include "qopt/interp/Interpreter.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::stripqdq {
+namespace {
+
+class RangeObserver : public interp::CaptureObserver {
+ public:
+  RangeObserver(std::unordered_set<const Value*> wanted, ObservedRanges& ranges)
+      : wanted_(std::move(wanted)), ranges_(ranges) {}
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void captured(const Value& value, const interp::Array& array) override {
+    if (!isFloatingPoint(array.dataType())) return;
+    Bounds& b = ranges_.try_emplace(&value, Bounds{INFINITY, -INFINITY}).first->second;
+    for (float v : array.toFloatVector()) {
+      if (std::isnan(v)) continue;
+      b.lo = std::min(b.lo, static_cast<double>(v));
+      b.hi = std::max(b.hi, static_cast<double>(v));
+    }
+  }
+
+ private:
+  std::unordered_set<const Value*> wanted_;
+  ObservedRanges& ranges_;
+};
+
+}  // namespace
+
+ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, size_t limit,
+                                      PassResult& result) {
+  ObservedRanges ranges;
+  std::unordered_set<const Value*> wanted;
+  for (const Node* node : model.graph().nodes()) {
+    if (node->opType() == "QuantizeLinear" && node->input(0) != nullptr &&
+        !fold::isConstantValue(node->input(0))) {
+      wanted.insert(node->input(0));
+    }
+  }
+  if (wanted.empty()) return ranges;
+  try {
+    std::string origin;
+    std::vector<analysis::Sample> samples =
+        analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit, 0, origin);
+    interp::Interpreter interpreter(model.graph());
+    RangeObserver observer(std::move(wanted), ranges);
+    for (analysis::Sample& sample : samples) interpreter.run(sample.inputs, &observer);
+    result.note("calibration data",
+                fmt::format("{} sample(s) ({}) give the ranges of {} quantized tensor(s)",
+                            samples.size(), origin, ranges.size()));
+  } catch (const Error& e) {
+    ranges.clear();
+    result.missed("calibration data",
+                  "not used: the model cannot be run on it (" + std::string(e.what()) + ")");
+  }
+  return ranges;
+}
+
+}  // namespace qopt::stripqdq
