@@ -41,8 +41,8 @@ TEST(ActivationParams, AsymmetricNonNegativeUsesZeroPointZero) {
 
 TEST(ActivationParams, AsymmetricRangeWidenedToIncludeZero) {
   // All values negative: the range is [-2.55, 0] and zero maps to 255.
-  ActivationParams p = activationParams(statsOf({-2.55f, -1.0f}), maxSpec(),
-                                        ActivationScheme::UnsignedAsymmetric);
+  ActivationParams p =
+      activationParams(statsOf({-2.55f, -1.0f}), maxSpec(), ActivationScheme::UnsignedAsymmetric);
   EXPECT_FLOAT_EQ(p.scale, 0.01f);
   EXPECT_EQ(p.zeroPoint, 255);
   EXPECT_FLOAT_EQ(p.rangeMax, 0.0f);
