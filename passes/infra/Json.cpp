@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -277,7 +278,12 @@ class Parser {
     double value = 0;
     auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
     if (ptr != number.data() + number.size()) fail("bad number");
-    (void)ec;  // out of range reads as +-inf or 0, as most JSON readers do
+    if (ec == std::errc::result_out_of_range) {
+      // from_chars leaves `value` untouched here; strtod gives what most JSON readers give: +-inf
+      // for a too large magnitude (so callers that refuse non-finite numbers see one), 0 for a too
+      // small one. JSON numbers have no locale-dependent characters.
+      value = std::strtod(std::string(number).c_str(), nullptr);
+    }
     return Json(value);
   }
 

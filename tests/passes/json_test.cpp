@@ -1,6 +1,8 @@
 // Json: building, printing, parsing back, and the errors of the parser.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "qopt/ir/Error.h"
 #include "qopt/pass/Json.h"
 
@@ -32,6 +34,16 @@ TEST(Json, DoublesReadBackExactlyAndStayFloats) {
   EXPECT_EQ(back.asArray()[1].asDouble(), 2.0);
   EXPECT_EQ(back.asArray()[2].asDouble(), 1e300);
   EXPECT_EQ(back, j);
+}
+
+TEST(Json, OutOfRangeNumbersReadAsInfinityOrZero) {
+  Json j = Json::parse("[1e999, -1e999, 1e-999, 0.5e-400, 123456789012345678901234567890]");
+  ASSERT_EQ(j.size(), 5u);
+  EXPECT_EQ(j.asArray()[0].asDouble(), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(j.asArray()[1].asDouble(), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(j.asArray()[2].asDouble(), 0.0);
+  EXPECT_EQ(j.asArray()[3].asDouble(), 0.0);
+  EXPECT_DOUBLE_EQ(j.asArray()[4].asDouble(), 1.2345678901234568e29);
 }
 
 TEST(Json, ParsesEscapesUnicodeAndNesting) {
