@@ -178,10 +178,12 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.load.maxFileBytes = FLAGS_max_model_bytes;
   options.load.maxNestingDepth = FLAGS_max_nesting_depth;
   options.load.protobufRecursionLimit = FLAGS_protobuf_recursion_limit;
-  if (FLAGS_max_nesting_depth < 1) throw usage("--max-nesting-depth must be at least 1");
-  if (FLAGS_protobuf_recursion_limit < 16) {
-    throw usage("--protobuf-recursion-limit must be at least 16 (a model nests 6 levels deep "
-                "before its first subgraph)");
+  // Upper bounds keep parsing and import, which recurse per level, well inside the stack.
+  if (FLAGS_max_nesting_depth < 1 || FLAGS_max_nesting_depth > 1024) {
+    throw usage("--max-nesting-depth must be from 1 to 1024");
+  }
+  if (FLAGS_protobuf_recursion_limit < 16 || FLAGS_protobuf_recursion_limit > 4096) {
+    throw usage("--protobuf-recursion-limit must be from 16 to 4096");
   }
 
   if (options.pipelineGiven && !options.pipelineFile.empty()) {

@@ -98,10 +98,10 @@ Options parseArgs(int argc, char** argv) {
     } else if (is("--max-model-bytes")) {
       options.load.maxFileBytes = number("--max-model-bytes", 1, UINT64_MAX);
     } else if (is("--max-nesting-depth")) {
-      options.load.maxNestingDepth = static_cast<int>(number("--max-nesting-depth", 1, 100000));
+      options.load.maxNestingDepth = static_cast<int>(number("--max-nesting-depth", 1, 1024));
     } else if (is("--protobuf-recursion-limit")) {
       options.load.protobufRecursionLimit =
-          static_cast<int>(number("--protobuf-recursion-limit", 16, 100000));
+          static_cast<int>(number("--protobuf-recursion-limit", 16, 4096));
     } else if (!arg.empty() && arg[0] == '-') {
       usageError(fmt::format("unknown option '{}'", arg));
     } else if (options.model.empty()) {

@@ -54,9 +54,15 @@ std::string dimsText(const std::vector<int64_t>& shape) {
   return shape.empty() ? "" : fmt::format("[{}]", fmt::join(shape, ","));
 }
 
+// Saturates: hostile shapes multiply past int64.
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) {
+      return std::numeric_limits<int64_t>::max();
+    }
+    n *= d;
+  }
   return n;
 }
 
@@ -230,8 +236,9 @@ class Builder {
         for (int i = in_.inRange(1, 3); i > 0; --i) target.push_back(in_.hostileDim());
     }
     std::vector<int64_t> shape = target;
-    int64_t known = 1;
-    for (int64_t d : target) known *= d == -1 ? 1 : d;
+    std::vector<int64_t> given = target;
+    for (int64_t& d : given) d = d == -1 ? 1 : d;
+    int64_t known = numel(given);
     for (int64_t& d : shape) {
       if (d == -1) d = numel(x.shape) / std::max<int64_t>(known, 1);
     }

@@ -79,6 +79,15 @@ Array::Array(DataType type, Shape shape) : type_(type), shape_(std::move(shape))
   numel_ = checkedNumel(shape_);
   elementSize_ = arrayElementSize(type);
   if (type == DataType::String) {
+    // Empty strings still take a std::string each: a ConstantOfShape-like op making 1e12 of
+    // them must hit the limit too.
+    uint64_t bytes = static_cast<uint64_t>(numel_) * sizeof(std::string);
+    if (static_cast<uint64_t>(numel_) > allocationLimit / sizeof(std::string)) {
+      throw Error(ErrorKind::Input, {}, {},
+                  fmt::format("tensor of type string and shape [{}] needs {} bytes, over the "
+                              "limit of {}",
+                              fmt::join(shape_, ","), bytes, allocationLimit));
+    }
     strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(numel_));
     return;
   }
@@ -144,6 +153,10 @@ Array Array::fromTensor(const Tensor& tensor) {
     return a;
   }
   size_t elem = arrayElementSize(type);
+  if (elem == 0) {  // an undefined data type (0) whose tensor holds no bytes
+    throw Error(ErrorKind::Input, {}, fmt::format("tensor '{}'", tensor.name()),
+                fmt::format("tensors of type {} cannot be computed with", dataTypeName(type)));
+  }
   auto address = reinterpret_cast<uintptr_t>(raw.data());
   // Kernels read bool elements as C++ bool, which must hold 0 or 1: other bytes are normalised
   // into a copy rather than shared.

@@ -144,6 +144,13 @@ class Importer {
   }
 
   Node* createNode(onnx::NodeProto& proto, Graph& graph) {
+    // op_type is required by ONNX; without it a node means nothing (a file of a million empty
+    // nodes is a protobuf bomb, not a model).
+    if (proto.op_type().empty()) {
+      fail(proto.name().empty() ? fmt::format("node #{}", graph.numNodes())
+                                : fmt::format("node '{}'", proto.name()),
+           "the node has no op_type");
+    }
     Node* node = graph.createEmptyNode(proto.op_type(), proto.domain());
     if (proto.has_domain()) node->writtenDomain = proto.domain();
     node->setName(proto.name());

@@ -126,7 +126,9 @@ Message& parseOrExplain(std::string_view bytes, const ImportContext& context,
                      context.options.protobufRecursionLimit));
   }
   throw Error(ErrorKind::Input, context.displayName, {},
-              fmt::format("not {}: it holds malformed protobuf data", kind));
+              fmt::format("not {}: it holds malformed protobuf data, or messages nested deeper "
+                          "than {} levels",
+                          kind, kDiagnosticRecursionLimit));
 }
 
 // Fields a ModelProto starts with (number, wire type), including those of newer ONNX versions.

@@ -115,6 +115,19 @@ TEST(TensorLimit, TileToATrillionElementsFails) {
   EXPECT_TRUE(contains(message, "over the limit")) << message;
 }
 
+TEST(TensorLimit, StringTensorsCountTowardsTheLimit) {
+  std::unique_ptr<Model> model = parseModelText(
+      "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+      "main (string[1] s) => (string[] y) <int64[2] shape = {1000000, 1000000}>\n"
+      "{ y = Expand(s, shape) }\n",
+      "strings.onnxtxt");
+  interp::Interpreter interpreter(model->graph());
+  interp::Array s(DataType::String, {1});
+  std::string message = errorOf([&] { interpreter.run({{"s", s}}); });
+  EXPECT_TRUE(contains(message, "tensor of type string and shape [1000000,1000000]")) << message;
+  EXPECT_TRUE(contains(message, "over the limit")) << message;
+}
+
 TEST(TensorLimit, ReshapeToATrillionElementsIsRefused) {
   // Reshape allocates nothing: the element count must match, so it fails without the limit.
   std::string message = runTrillionElementModel("Reshape(x, shape)");
@@ -141,19 +154,21 @@ TEST(TensorLimit, NpyHeaderDeclaringATrillionElementsFails) {
   EXPECT_TRUE(contains(message, "huge.npy")) << message;
 }
 
-// Nested If bodies in ONNX text: `levels` deep.
+// Nested If bodies in ONNX text, `levels` deep (names are unique across subgraphs, as ONNX
+// requires). Built as prefixes and suffixes, so 10,000 levels take linear time.
 std::string nestedIfText(int levels) {
-  std::string body = "z = Identity(x)";
+  std::string prefix, suffix;
   for (int level = 0; level < levels; ++level) {
-    body = fmt::format(
-        "z = If (c) <then_branch = g{0} () => (float[1] z) {{ {1} }}, else_branch = e{0} () => "
-        "(float[1] z) {{ z = Identity(x) }}>",
-        level, body);
+    prefix += fmt::format("z{0} = If (c) <then_branch = g{0} () => (float[1] z{1}) {{ ", level,
+                          level + 1);
+    suffix = fmt::format(" }}, else_branch = e{0} () => (float[1] w{0}) {{ w{0} = Identity(x) }}>",
+                         level) +
+             suffix;
   }
   return fmt::format(
-      "<ir_version: 8, opset_import: [\"\" : 17]>\nmain (bool c, float[1] x) => (float[1] z)\n"
-      "{{\n  {}\n}}\n",
-      body);
+      "<ir_version: 8, opset_import: [\"\" : 17]>\nmain (bool c, float[1] x) => (float[1] z0)\n"
+      "{{\n  {}z{} = Identity(x){}\n}}\n",
+      prefix, levels, suffix);
 }
 
 TEST(NestingLimit, DeepNestingIsRefusedAndTheLimitCanBeRaised) {
@@ -168,7 +183,7 @@ TEST(NestingLimit, DeepNestingIsRefusedAndTheLimitCanBeRaised) {
 TEST(NestingLimit, TenThousandLevelsOfTextFailBeforeOnnxsParserRecurses) {
   // ONNX's own parser overflows the stack on this (python3 -c "onnx.parser.parse_model(...)").
   std::string message = errorOf([] { parseModelText(nestedIfText(10000), "deep.onnxtxt"); });
-  EXPECT_TRUE(contains(message, "deep.onnxtxt: line 3, column")) << message;
+  EXPECT_TRUE(contains(message, "deep.onnxtxt: line 4, column")) << message;
   EXPECT_TRUE(contains(message, "brackets nest deeper than 72 levels")) << message;
 }
 
@@ -182,24 +197,34 @@ std::string nestedMessageBomb(int levels) {
 }
 
 TEST(ProtobufLimit, NestedMessageBombStopsAtTheRecursionLimit) {
-  std::string bytes = nestedMessageBomb(20000);
+  // 500 levels are 1,500 nested messages.
+  std::string bytes = nestedMessageBomb(500);
   std::string message = errorOf(
       [&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path()); });
-  EXPECT_TRUE(contains(message, "recursion limit (256)")) << message;
+  EXPECT_TRUE(contains(message, "bomb.onnx: the protobuf messages nest deeper than the recursion "
+                                "limit (256)"))
+      << message;
   LoadOptions options;
   options.protobufRecursionLimit = 1024;
   message = errorOf(
       [&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path(), options); });
   EXPECT_TRUE(contains(message, "recursion limit (1024)")) << message;
+  message = errorOf([&] {
+    loadModelFromBytes(nestedMessageBomb(30000), "deep.onnx", fs::temp_directory_path());
+  });
+  EXPECT_TRUE(contains(message, "deep.onnx: not an ONNX model: it holds malformed protobuf data, "
+                                "or messages nested deeper than 4096 levels"))
+      << message;
 }
 
 TEST(ProtobufLimit, RepeatedFieldBombFailsCleanly) {
+  // A million empty NodeProtos from 2 MB.
   std::string nodes;
   for (int i = 0; i < 1000000; ++i) nodes += std::string("\x0a\x00", 2);
   std::string bytes = std::string("\x08\x08", 2) + lengthDelimited(7, nodes);
   std::string message =
       errorOf([&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path()); });
-  EXPECT_TRUE(contains(message, "bomb.onnx")) << message;
+  EXPECT_TRUE(contains(message, "bomb.onnx: node #0: the node has no op_type")) << message;
 }
 
 TEST(FileSizeLimit, LargerModelFilesAreNotRead) {
