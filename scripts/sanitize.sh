@@ -3,8 +3,9 @@
 # $QOPT_ASAN_BUILD_DIR) and runs the whole test suite under them. Any finding fails: undefined
 # behaviour does not recover, and LeakSanitizer reports leaks at exit.
 #
-# Optimized at -O1 with minimal debug info (fast to build, readable stack traces); benches are
-# left out. Extra arguments go to ctest (e.g. -R lit).
+# A build type of its own: -O1 everywhere with minimal debug info (fast to build, readable stack
+# traces; the interpreter's -O3 is for release builds) and assertions on; benches are left out.
+# Extra arguments go to ctest (e.g. -R lit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${QOPT_ASAN_BUILD_DIR:-build-asan}"
@@ -14,8 +15,8 @@ if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 
 cmake -G Ninja -S . -B "$BUILD_DIR" "${LAUNCHER[@]}" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
+  -DCMAKE_BUILD_TYPE=Sanitize \
+  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
   -DQOPT_SANITIZE=address,undefined \
   -DQOPT_BUILD_BENCH=OFF
 cmake --build "$BUILD_DIR" -j "$JOBS"
