@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <cstring>
@@ -122,6 +123,17 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
     pos = next + 1;
   }
 
+  // Check the data length against the header before allocating: a header may declare any shape.
+  size_t dataStart = headerStart + headerLength;
+  uint64_t expected = static_cast<uint64_t>(dataTypeBits(info->type) / 8);
+  bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  for (int64_t d : empty ? Shape{} : shape) {
+    if (expected > (bytes.size() - dataStart) / static_cast<uint64_t>(d)) {
+      bad(file, fmt::format("{} bytes of data for dtype '{}' and shape [{}], expected more",
+                            bytes.size() - dataStart, descr, fmt::join(shape, ",")));
+    }
+    expected *= static_cast<uint64_t>(d);
+  }
   Shape storedShape = shape;
   if (fortran) std::reverse(storedShape.begin(), storedShape.end());
   Array array;
@@ -130,7 +142,6 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
   } catch (const Error& e) {
     throw Error(ErrorKind::Input, file, {}, e.cause());
   }
-  size_t dataStart = headerStart + headerLength;
   if (bytes.size() - dataStart != array.byteSize()) {
     bad(file,
         fmt::format("{} bytes of data for dtype '{}' and shape [{}], expected {}",

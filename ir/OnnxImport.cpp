@@ -40,11 +40,31 @@ class Importer {
     }
     model_.unknownFields = saveUnknownFields(proto);
     importGraph(*proto.mutable_graph(), model_.graph());
+    checkOpsetImports();
   }
 
  private:
   [[noreturn]] void fail(const std::string& subject, const std::string& cause) const {
     throw Error(ErrorKind::Input, context_.displayName, subject, cause);
+  }
+
+  // What the verifier requires of every model: a domain is imported once, and imported wherever
+  // a node uses it (ONNX needs the opset to know what an op means).
+  void checkOpsetImports() const {
+    std::unordered_set<std::string> imported;
+    for (const OpsetImport& o : model_.opsetImports) {
+      std::string domain = o.domain == "ai.onnx" ? std::string() : o.domain;
+      if (!imported.insert(domain).second) {
+        fail("opset_import", fmt::format("domain '{}' is imported twice", domain));
+      }
+    }
+    model_.graph().walk([&](const Node* n) {
+      if (imported.contains(n->domain())) return;
+      fail(n->describe(),
+           n->domain().empty()
+               ? std::string("the model has no opset import for the default domain (ai.onnx)")
+               : fmt::format("the model has no opset import for domain '{}'", n->domain()));
+    });
   }
 
   // ONNX forbids a name defined twice in one scope or shadowing an enclosing scope's name.
