@@ -99,6 +99,17 @@ size_t mseThresholdBins(std::span<const uint64_t> histogram, int levels) {
   return best;
 }
 
+namespace {
+
+/// The histogram without the exact zeros (see computeAmax).
+std::vector<uint64_t> nonZeroHistogram(const TensorStatistics& stats) {
+  std::vector<uint64_t> bins = stats.histogram();
+  bins[0] -= std::min(bins[0], stats.zeros());
+  return bins;
+}
+
+}  // namespace
+
 double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec) {
   checkSpec(spec);
   const double absMax = stats.absMax();
@@ -112,12 +123,12 @@ double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec) {
       amax = percentileAmax(stats, spec.percentile);
       break;
     case CalibratorKind::Entropy:
-      if (size_t i = entropyThresholdBins(stats.histogram(), spec.levels); i != 0) {
+      if (size_t i = entropyThresholdBins(nonZeroHistogram(stats), spec.levels); i != 0) {
         amax = (static_cast<double>(i) + 0.5) * width;
       }
       break;
     case CalibratorKind::Mse:
-      if (size_t i = mseThresholdBins(stats.histogram(), spec.levels); i != 0) {
+      if (size_t i = mseThresholdBins(nonZeroHistogram(stats), spec.levels); i != 0) {
         amax = static_cast<double>(i) * width;
       }
       break;

@@ -64,6 +64,7 @@ void TensorStatistics::add(std::span<const float> values) {
       ++nonFinite_;
       continue;
     }
+    if (v == 0) ++zeros_;
     if (finite == 0) {
       batchMin = batchMax = v;
     } else {
@@ -97,6 +98,7 @@ void TensorStatistics::add(std::span<const float> values) {
 
 void TensorStatistics::merge(const TensorStatistics& other) {
   nonFinite_ += other.nonFinite_;
+  zeros_ += other.zeros_;
   if (other.count_ == 0) return;
   if (!other.histogram_.empty()) {
     coverUpTo(

@@ -38,15 +38,15 @@ EVAL_SAMPLES = 8
 
 # Floors sit a little below what qopt measured on these models (the measured SQNR and cosine are
 # in the comments), so a change in placement or calibration that costs accuracy fails here. The
-# CNNs are calibrated with calibrator=max: the default, entropy, clips their ReLU and ReLU6
-# outputs hard (resnet18_small_entropy keeps that path covered with the floor it reaches).
+# CNNs are measured with calibrator=max and with the default, entropy (which clips the spike of
+# ReLU6 outputs at 6 on these random-weight models, so max is ahead on MobileNetV2).
 CASES = {
     # 28.74 dB, 0.99936
     "resnet18_small": dict(source="builder", pipeline="fold-bn,insert-qdq{calibrator=max}",
                            sqnr=25.0, cosine=0.998),
-    # 7.50 dB, 0.96709
+    # 26.53 dB, 0.99892
     "resnet18_small_entropy": dict(source="builder", model="resnet18_small",
-                                   pipeline="fold-bn,insert-qdq", sqnr=6.0, cosine=0.95),
+                                   pipeline="fold-bn,insert-qdq", sqnr=23.0, cosine=0.998),
     # 31.22 dB, 0.99965
     "resnet18_small_ort": dict(source="builder", model="resnet18_small",
                                pipeline="fold-bn,insert-qdq{target=ort calibrator=max}",
@@ -54,6 +54,9 @@ CASES = {
     # 21.90 dB, 0.99697
     "mobilenetv2_small": dict(source="builder", pipeline="fold-bn,insert-qdq{calibrator=max}",
                               sqnr=19.0, cosine=0.995),
+    # 16.31 dB, 0.98825
+    "mobilenetv2_small_entropy": dict(source="builder", model="mobilenetv2_small",
+                                      pipeline="fold-bn,insert-qdq", sqnr=14.0, cosine=0.985),
     # 21.22 dB, 0.99650
     "mobilenetv2_small_ort": dict(source="builder", model="mobilenetv2_small",
                                   pipeline="fold-bn,insert-qdq{target=ort calibrator=max}",
@@ -65,7 +68,7 @@ CASES = {
     "transformer_encoder_ort": dict(source="builder", model="transformer_encoder",
                                     pipeline="fold-bn,insert-qdq{target=ort calibrator=max}",
                                     sqnr=30.0, cosine=0.999),
-    # 18.70 dB, 0.99358 (ONNX Runtime's own quantize_static output, mnv2_small_ort_qdq_s8,
+    # 18.70 dB, 0.99358 (entropy 17.17 dB, percentile 20.29 dB, mse 17.57 dB; ONNX Runtime's own quantize_static output, mnv2_small_ort_qdq_s8,
     # reaches 20.76 dB, 0.99625 on the same two samples)
     "mnv2_small_fp32": dict(source="fixture", pipeline="fold-bn,insert-qdq{calibrator=max}",
                             sqnr=16.0, cosine=0.99),

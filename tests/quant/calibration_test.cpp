@@ -284,6 +284,23 @@ TEST(EntropyCalibrator, UniformDataKeepsTheWholeRange) {
   EXPECT_GT(amaxOf(stats, CalibratorKind::Entropy), 0.95);
 }
 
+// A ReLU output: most values exactly 0, the rest spread over (0, 6). Without the zeros the data
+// is uniform, so entropy and mse keep (nearly) the whole range; with the zeros in bin 0 the KL
+// search used to stop at about 1.0, clipping five sixths of the range.
+TEST(EntropyCalibrator, ExactZerosOfAReluDoNotPullTheThresholdDown) {
+  std::vector<float> values(60000, 0.0f);
+  for (float v : uniform01(40000)) values.push_back(6.0f * v);
+  TensorStatistics stats = statsOf(values);
+  EXPECT_EQ(stats.zeros(), 60000u);
+  EXPECT_GT(amaxOf(stats, CalibratorKind::Entropy), 0.95 * 6);
+  EXPECT_GT(amaxOf(stats, CalibratorKind::Mse), 0.9 * 6);
+  // The zero count survives merging, so sharded statistics agree.
+  TensorStatistics left = statsOf(std::vector<float>(values.begin(), values.begin() + 50000));
+  left.merge(statsOf(std::vector<float>(values.begin() + 50000, values.end())));
+  EXPECT_EQ(left.zeros(), 60000u);
+  EXPECT_EQ(amaxOf(left, CalibratorKind::Entropy), amaxOf(stats, CalibratorKind::Entropy));
+}
+
 // ---- mse ----
 
 /// Expected squared error of symmetric quantization with 127 levels at `amax`, over raw values.

@@ -53,6 +53,8 @@ class TensorStatistics {
 
   uint64_t count() const { return count_; }
   uint64_t nonFinite() const { return nonFinite_; }
+  /// How many values were exactly 0 (they are in bin 0 of the histogram too).
+  uint64_t zeros() const { return zeros_; }
   float min() const { return min_; }
   float max() const { return max_; }
   /// The largest |x| seen (0 when nothing was seen).
@@ -69,6 +71,7 @@ class TensorStatistics {
 
   uint64_t count_ = 0;
   uint64_t nonFinite_ = 0;
+  uint64_t zeros_ = 0;
   float min_ = 0;
   float max_ = 0;
   std::vector<uint64_t> histogram_;
@@ -77,6 +80,9 @@ class TensorStatistics {
 };
 
 /// The threshold `spec` picks from `stats`: a positive amax, or 0 when every value was 0.
+/// Entropy and mse search the histogram without its exact zeros: a zero quantizes exactly under
+/// every threshold, and the spike of zeros a ReLU leaves in bin 0 would otherwise dominate the
+/// KL divergence of every wide candidate and pull the threshold far below the data's range.
 /// Throws qopt::Error (Usage) for a percentile outside (0, 100] or levels < 1.
 double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec);
 
