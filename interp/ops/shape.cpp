@@ -256,6 +256,10 @@ void reshape(KernelContext& ctx) {
       d = x.shape()[i];
     }
     if (d < 0) ctx.fail(fmt::format("invalid shape entry {}", requested[i]));
+    if (d != 0 && known > std::numeric_limits<int64_t>::max() / d) {
+      ctx.fail(fmt::format("cannot reshape {} to [{}]: too many elements", shapeString(x.shape()),
+                           fmt::join(requested, ",")));
+    }
     shape[i] = d;
     known *= d;
   }
