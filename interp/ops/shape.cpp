@@ -371,9 +371,11 @@ void tile(KernelContext& ctx) {
     split.push_back(x.shape()[d]);
     strides.push_back(0);
     strides.push_back(inStrides[d]);
-    shape.push_back(x.shape()[d] * repeats[d]);
   }
+  // Allocated first: the allocation checks the element count (and the limit), so the products
+  // below cannot overflow.
   Array out(x.dataType(), split);
+  for (int64_t d = 0; d < x.rank(); ++d) shape.push_back(x.shape()[d] * repeats[d]);
   stridedCopy(x, 0, strides, out, ctx.pool);
   ctx.outputs[0] = out.reshaped(shape);
 }
