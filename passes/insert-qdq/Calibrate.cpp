@@ -5,33 +5,57 @@
 #include <functional>
 
 #include "qopt/analysis/DataSet.h"
+#include "qopt/ir/Error.h"
 #include "qopt/quant/CalibCache.h"
 
 namespace qopt::qdq {
 
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
-                         PassContext& context, size_t limit, const std::string& passName) {
+                         PassContext& context, size_t limit, const std::string& passName,
+                         int threads) {
   CalibrationRun run;
   if (tensors.empty()) return run;
-  std::vector<analysis::Sample> samples = analysis::samplesFor(
-      model.graph(), context, /*preferEval=*/false, limit, kRandomCalibrationSamples, run.origin);
-  run.samples = samples.size();
-  if (run.origin == "random") {
-    context.diagnostics().warning(fmt::format(
-        "{}: no --calib-data given: calibrating on {} random samples; their scales rarely fit "
-        "real inputs",
-        passName, samples.size()));
-  }
-  auto forEachSample = [&](const std::function<bool(analysis::Sample&)>& fn) {
-    for (analysis::Sample& sample : samples) {
-      if (!fn(sample)) break;
+  quant::ProgressFn bar = quant::terminalProgress(passName + ": calibrating");
+  quant::CollectOptions options;
+  options.threads = threads;
+  std::vector<analysis::Sample> randomSamples;
+  std::function<void(const std::function<bool(analysis::Sample&)>&)> forEachSample;
+  size_t total = 0;  // 0: not known before the data is read
+  if (!context.data.calibData.empty()) {
+    // Read lazily: a sample lives only until it has run, however many the folder holds.
+    run.origin = "calib:" + context.data.calibData;
+    analysis::DataSet data = analysis::DataSet::open(
+        context.data.calibData, analysis::inputSpecs(model.graph(), context.data.inputShapes));
+    forEachSample = [data = std::move(data), limit](const auto& fn) { data.forEach(fn, limit); };
+  } else {
+    randomSamples = analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit,
+                                         kRandomCalibrationSamples, run.origin);
+    total = randomSamples.size();
+    if (run.origin == "random") {
+      context.diagnostics().warning(fmt::format(
+          "{}: no --calib-data given: calibrating on {} random samples; their scales rarely fit "
+          "real inputs",
+          passName, randomSamples.size()));
     }
-  };
-  quant::ProgressFn progress = quant::terminalProgress(passName + ": calibrating");
-  run.statistics =
-      quant::collectStatistics(model, tensors, forEachSample, [&](size_t done, size_t) {
-        if (progress) progress(done, samples.size());
-      });
+    forEachSample = [&randomSamples](const auto& fn) {
+      for (analysis::Sample& sample : randomSamples) {
+        if (!fn(sample)) break;
+      }
+    };
+  }
+  size_t seen = 0;
+  run.statistics = quant::collectStatistics(
+      model, tensors, forEachSample,
+      [&](size_t done, size_t) {
+        seen = done;
+        if (bar) bar(done, total);
+      },
+      options);
+  run.samples = seen;
+  if (run.samples == 0) {
+    throw Error(ErrorKind::Input, context.data.calibData, {},
+                fmt::format("{}: the calibration data holds no sample", passName));
+  }
   return run;
 }
 

@@ -25,10 +25,12 @@ struct CalibrationRun {
   size_t samples = 0;
 };
 
-/// Runs `model` over at most `limit` samples (0: all) and collects the statistics of `tensors`.
+/// Runs `model` over at most `limit` samples (0: all) and collects the statistics of `tensors`,
+/// reading --calib-data lazily, on `threads` workers (0: the machine's, see CollectOptions).
 /// Warnings and the progress bar name `passName`.
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
-                         PassContext& context, size_t limit, const std::string& passName);
+                         PassContext& context, size_t limit, const std::string& passName,
+                         int threads = 0);
 
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
                                        quant::CalibratorKind calibrator, uint64_t samples);

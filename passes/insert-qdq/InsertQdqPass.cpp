@@ -46,6 +46,7 @@ class InsertQdqPass : public Pass {
       failOption("percentile", "must be in (0, 100]");
     }
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
+    if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
     try {
       std::regex check(*excludeNodes_);
     } catch (const std::regex_error& e) {
@@ -88,8 +89,8 @@ class InsertQdqPass : public Pass {
     // Calibrate the unchanged model on exactly the tensors that get Q/DQ.
     std::vector<std::string> names;
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
-    qdq::CalibrationRun calibration =
-        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name());
+    qdq::CalibrationRun calibration = qdq::calibrate(
+        model, names, context, static_cast<size_t>(*samples_), name(), static_cast<int>(*threads_));
     quant::CalibratorSpec spec;
     spec.kind = *calibrator_;
     spec.percentile = *percentile_;
@@ -289,6 +290,9 @@ class InsertQdqPass : public Pass {
   Option<double> percentile_{*this, "percentile", 99.99,
                              "Percentile of |x| for calibrator=percentile"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};
+  Option<int64_t> threads_{*this, "threads", 0,
+                           "Calibration threads, one sample each (0: the machine's, at most 16); "
+                           "the scales do not depend on it"};
   Option<std::string> cache_{*this, "cache", "",
                              "Write a TensorRT calibration cache of the activation scales here"};
   Option<std::string> scales_{*this, "scales", "",

@@ -248,5 +248,63 @@ TEST(TerminalProgress, SilentWhenStderrIsNotATerminal) {
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
+std::vector<analysis::Sample> manySamples(size_t count) {
+  std::vector<analysis::Sample> samples(count);
+  uint32_t state = 12345;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<float> values(6);
+    for (float& v : values) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<float>(static_cast<int32_t>(state >> 8) % 20001) / 1000.0f - 10.0f;
+    }
+    samples[i].source = "s" + std::to_string(i) + ".npy";
+    samples[i].inputs.emplace("x", floats({2, 3}, values));
+  }
+  return samples;
+}
+
+TEST(CollectStatistics, EveryThreadCountGivesTheSameStatistics) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  const std::vector<std::string> names = {"x", "r", "y"};
+  std::map<std::string, TensorStatistics> one;
+  for (int threads : {1, 2, 3, 8}) {
+    std::vector<analysis::Sample> samples = manySamples(61);
+    std::vector<size_t> reported;
+    auto stats = collectStatistics(
+        *model, names, feeding(samples), [&](size_t done, size_t) { reported.push_back(done); },
+        CollectOptions{threads});
+    // Progress counts up one sample at a time, then reports the end once more.
+    ASSERT_EQ(reported.size(), 62u) << threads << " threads";
+    for (size_t i = 0; i < 61; ++i) EXPECT_EQ(reported[i], i + 1);
+    if (threads == 1) {
+      one = stats;
+      continue;
+    }
+    for (const std::string& name : names) {
+      const TensorStatistics& a = one.at(name);
+      const TensorStatistics& b = stats.at(name);
+      EXPECT_EQ(a.count(), b.count()) << name << ", " << threads << " threads";
+      EXPECT_EQ(a.zeros(), b.zeros()) << name;
+      EXPECT_EQ(a.min(), b.min()) << name;
+      EXPECT_EQ(a.max(), b.max()) << name;
+      EXPECT_EQ(a.binWidth(), b.binWidth()) << name;
+      EXPECT_EQ(a.histogram(), b.histogram()) << name << ", " << threads << " threads";
+    }
+  }
+}
+
+TEST(CollectStatistics, AFailingSampleOnAWorkerIsNamedAndStopsTheRun) {
+  auto model = parseModelText(kModel, "tiny.onnxtxt");
+  std::vector<analysis::Sample> samples = manySamples(40);
+  samples[17].inputs.at("x") = floats({3, 3}, std::vector<float>(9, 1.0f));
+  const std::vector<std::string> names = {"y"};
+  try {
+    collectStatistics(*model, names, feeding(samples), {}, CollectOptions{4});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("s17.npy"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace qopt::quant

@@ -111,15 +111,25 @@ struct TensorRange {
 /// calls it once more with done == total when the samples are exhausted.
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 
+/// How collectStatistics runs: samples are spread over `threads` workers (0: the hardware's
+/// threads, at most kMaxCalibrationThreads), each with its own interpreter and statistics,
+/// merged at the end. Merging is exact, so the result is the same for every thread count.
+/// Memory: each worker holds one sample's live tensors; at most 2 samples per worker wait.
+struct CollectOptions {
+  int threads = 0;
+};
+inline constexpr int kMaxCalibrationThreads = 16;
+
 /// Runs `model` on every sample with the reference interpreter and collects the statistics of
-/// the float tensors named in `tensors` (graph inputs and node outputs). Throws qopt::Error
-/// naming the sample's file when a sample does not fit the model, and naming the tensor when
-/// a name is not a float value of the graph. Each sample's tensors are folded into the statistics
-/// and dropped before the next sample is read.
+/// the float tensors named in `tensors` (graph inputs and node outputs). `forEachSample` is
+/// called once, on the calling thread, and hands samples over one at a time (it may read them
+/// lazily; a sample is released once it has run). Throws qopt::Error naming the sample's file
+/// when a sample does not fit the model, and naming the tensor when a name is not a float value
+/// of the graph. `progress` is called from one thread at a time.
 std::map<std::string, TensorStatistics> collectStatistics(
     const Model& model, std::span<const std::string> tensors,
     const std::function<void(const std::function<bool(analysis::Sample&)>&)>& forEachSample,
-    const ProgressFn& progress = {});
+    const ProgressFn& progress = {}, CollectOptions options = {});
 
 /// The per-channel amax of a constant weight along `axis` (per-tensor when axis < 0): max |w|
 /// over all other axes. Throws qopt::Error naming `what` for a non-float weight, a NaN or
