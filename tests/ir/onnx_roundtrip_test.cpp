@@ -438,6 +438,9 @@ TEST(OnnxRoundTrip, OmittedInputsAndOutputs) {
   addNode(graph, "Clip", {"y", "", "w"}, {"clipped"});
   addNode(graph, "Dropout", {"clipped"}, {"dropped", ""});
   addNode(graph, "Custom", {"dropped", "", ""}, {"", "z"})->set_domain("org.example");
+  onnx::OperatorSetIdProto* custom = proto.add_opset_import();  // import needs one per domain
+  custom->set_domain("org.example");
+  custom->set_version(1);
   auto model = expectRoundTrip(proto);
   Node* clip = model->graph().findValue("clipped")->producer();
   ASSERT_EQ(clip->numInputs(), 3u);
