@@ -95,6 +95,7 @@ class StaticQuantPass : public Pass {
   void validateOptions() const override {
     if (!(*percentile_ > 0 && *percentile_ <= 100)) failOption("percentile", "must be in (0, 100]");
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
+    if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
   }
 
   PassResult run(Model& model, PassContext& context) override {
@@ -135,8 +136,8 @@ class StaticQuantPass : public Pass {
     }
     std::vector<std::string> names;
     for (const Value* value : activations) names.push_back(value->name());
-    qdq::CalibrationRun calibration =
-        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name());
+    qdq::CalibrationRun calibration = qdq::calibrate(
+        model, names, context, static_cast<size_t>(*samples_), name(), static_cast<int>(*threads_));
 
     std::vector<StaticWeight> weights;
     bool perAxis = false;
@@ -235,6 +236,9 @@ class StaticQuantPass : public Pass {
   Option<double> percentile_{*this, "percentile", 99.99,
                              "Percentile of |x| for calibrator=percentile"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};
+  Option<int64_t> threads_{*this, "threads", 0,
+                           "Calibration threads, one sample each (0: the machine's, at most 16); "
+                           "the scales do not depend on it"};
   Option<std::string> cache_{*this, "cache", "",
                              "Write a TensorRT calibration cache of the activation scales here"};
   Option<std::string> scales_{*this, "scales", "", "Write every scale to this JSON file"};
