@@ -101,6 +101,13 @@ size_t mseThresholdBins(std::span<const uint64_t> histogram, int levels) {
 
 namespace {
 
+/// Whether the largest magnitude is a saturation level rather than an outlier (see computeAmax).
+bool saturates(const TensorStatistics& stats) {
+  const uint64_t nonZero = stats.count() - stats.zeros();
+  return nonZero > 0 && static_cast<double>(stats.atAbsMax()) >=
+                            kSaturationShare * static_cast<double>(nonZero);
+}
+
 /// The histogram without the exact zeros (see computeAmax).
 std::vector<uint64_t> nonZeroHistogram(const TensorStatistics& stats) {
   std::vector<uint64_t> bins = stats.histogram();
@@ -123,6 +130,7 @@ double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec) {
       amax = percentileAmax(stats, spec.percentile);
       break;
     case CalibratorKind::Entropy:
+      if (saturates(stats)) break;
       if (size_t i = entropyThresholdBins(nonZeroHistogram(stats), spec.levels); i != 0) {
         amax = (static_cast<double>(i) + 0.5) * width;
       }

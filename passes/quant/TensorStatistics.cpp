@@ -75,17 +75,22 @@ void TensorStatistics::add(std::span<const float> values) {
   }
   if (finite == 0) return;
   const double batchAbsMax = std::max(std::fabs(double{batchMin}), std::fabs(double{batchMax}));
+  uint64_t batchAtAbsMax = 0;
   if (batchAbsMax > 0) {
     coverUpTo(exponentAbove(batchAbsMax));
     const double toBin = std::ldexp(1.0, kBinsLog2 - upperExponent_);
     for (float v : values) {
       if (!std::isfinite(v)) continue;
-      auto bin = static_cast<size_t>(std::fabs(double{v}) * toBin);
+      const double magnitude = std::fabs(double{v});
+      batchAtAbsMax += magnitude == batchAbsMax ? 1 : 0;
+      auto bin = static_cast<size_t>(magnitude * toBin);
       ++histogram_[std::min(bin, size_t{kCalibrationBins - 1})];
     }
-  } else if (!histogram_.empty()) {
-    histogram_[0] += finite;
+  } else {
+    batchAtAbsMax = finite;  // all zeros
+    if (!histogram_.empty()) histogram_[0] += finite;
   }
+  countAtAbsMax(batchAbsMax, batchAtAbsMax);
   if (count_ == 0) {
     min_ = batchMin;
     max_ = batchMax;
@@ -96,10 +101,20 @@ void TensorStatistics::add(std::span<const float> values) {
   count_ += finite;
 }
 
+void TensorStatistics::countAtAbsMax(double absMax, uint64_t count) {
+  const double current = count_ == 0 ? -1.0 : double{this->absMax()};
+  if (absMax > current) {
+    atAbsMax_ = count;
+  } else if (absMax == current) {
+    atAbsMax_ += count;
+  }
+}
+
 void TensorStatistics::merge(const TensorStatistics& other) {
   nonFinite_ += other.nonFinite_;
   zeros_ += other.zeros_;
   if (other.count_ == 0) return;
+  countAtAbsMax(double{other.absMax()}, other.atAbsMax_);
   if (!other.histogram_.empty()) {
     coverUpTo(
         std::max(other.upperExponent_, histogram_.empty() ? other.upperExponent_ : upperExponent_));

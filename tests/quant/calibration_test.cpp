@@ -301,6 +301,32 @@ TEST(EntropyCalibrator, ExactZerosOfAReluDoNotPullTheThresholdDown) {
   EXPECT_EQ(amaxOf(left, CalibratorKind::Entropy), amaxOf(stats, CalibratorKind::Entropy));
 }
 
+// ReLU6 outputs: a Laplace-like body below 5.5 and 1% of the values saturated at exactly 6.
+TEST(EntropyCalibrator, KeepsTheCeilingOfASaturatingActivation) {
+  std::vector<float> values;
+  for (float v : laplaceLike(99000)) values.push_back(std::fabs(v) * 0.45f);  // below 5.5
+  values.insert(values.end(), 1000, 6.0f);
+  TensorStatistics stats = statsOf(values);
+  EXPECT_EQ(stats.atAbsMax(), 1000u);
+  EXPECT_EQ(amaxOf(stats, CalibratorKind::Entropy), 6.0);
+  // The same body with a single value at 6 is an outlier: entropy clips it.
+  std::vector<float> outlier(values.begin(), values.begin() + 99001);
+  outlier.back() = 6.0f;
+  TensorStatistics once = statsOf(outlier);
+  EXPECT_EQ(once.atAbsMax(), 1u);
+  EXPECT_LT(amaxOf(once, CalibratorKind::Entropy), 6.0);
+  // The count survives merging in either order, and a larger maximum resets it.
+  TensorStatistics left = statsOf(std::vector<float>(values.begin(), values.begin() + 99500));
+  TensorStatistics right = statsOf(std::vector<float>(values.begin() + 99500, values.end()));
+  TensorStatistics merged = left;
+  merged.merge(right);
+  right.merge(left);
+  EXPECT_EQ(merged.atAbsMax(), 1000u);
+  EXPECT_EQ(right.atAbsMax(), 1000u);
+  merged.add(std::vector<float>{-7.0f});
+  EXPECT_EQ(merged.atAbsMax(), 1u);
+}
+
 // ---- mse ----
 
 /// Expected squared error of symmetric quantization with 127 levels at `amax`, over raw values.

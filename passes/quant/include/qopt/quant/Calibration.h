@@ -28,6 +28,8 @@
 namespace qopt::quant {
 
 inline constexpr int kCalibrationBins = 2048;
+/// See computeAmax.
+inline constexpr double kSaturationShare = 1e-3;
 
 enum class CalibratorKind { Max, Percentile, Entropy, Mse };
 
@@ -55,6 +57,9 @@ class TensorStatistics {
   uint64_t nonFinite() const { return nonFinite_; }
   /// How many values were exactly 0 (they are in bin 0 of the histogram too).
   uint64_t zeros() const { return zeros_; }
+  /// How many values had exactly the largest magnitude seen (a saturating activation such as
+  /// ReLU6 leaves many; an outlier one).
+  uint64_t atAbsMax() const { return atAbsMax_; }
   float min() const { return min_; }
   float max() const { return max_; }
   /// The largest |x| seen (0 when nothing was seen).
@@ -68,10 +73,13 @@ class TensorStatistics {
   /// Makes the histogram cover |x| < 2^exponent (creating it, or merging bins as it widens).
   void coverUpTo(int exponent);
   void widenBy(int doublings);
+  /// Accounts `count` values of magnitude `absMax` (before min_/max_ take them in).
+  void countAtAbsMax(double absMax, uint64_t count);
 
   uint64_t count_ = 0;
   uint64_t nonFinite_ = 0;
   uint64_t zeros_ = 0;
+  uint64_t atAbsMax_ = 0;
   float min_ = 0;
   float max_ = 0;
   std::vector<uint64_t> histogram_;
@@ -83,6 +91,10 @@ class TensorStatistics {
 /// Entropy and mse search the histogram without its exact zeros: a zero quantizes exactly under
 /// every threshold, and the spike of zeros a ReLU leaves in bin 0 would otherwise dominate the
 /// KL divergence of every wide candidate and pull the threshold far below the data's range.
+/// Entropy also keeps the largest magnitude when at least kSaturationShare of the non-zero
+/// values sit exactly on it: that is the ceiling of a saturating activation (ReLU6, a clipped
+/// input), not an outlier, and clipping below it moves every saturated value, an error the KL
+/// divergence of the histograms underweights (mse measures it, and needs no such rule).
 /// Throws qopt::Error (Usage) for a percentile outside (0, 100] or levels < 1.
 double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec);
 
