@@ -104,8 +104,8 @@ namespace {
 /// Whether the largest magnitude is a saturation level rather than an outlier (see computeAmax).
 bool saturates(const TensorStatistics& stats) {
   const uint64_t nonZero = stats.count() - stats.zeros();
-  return nonZero > 0 && static_cast<double>(stats.atAbsMax()) >=
-                            kSaturationShare * static_cast<double>(nonZero);
+  return stats.atAbsMax() >= kSaturationMinCount &&
+         static_cast<double>(stats.atAbsMax()) >= kSaturationShare * static_cast<double>(nonZero);
 }
 
 /// The histogram without the exact zeros (see computeAmax).

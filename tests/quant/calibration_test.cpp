@@ -315,6 +315,12 @@ TEST(EntropyCalibrator, KeepsTheCeilingOfASaturatingActivation) {
   TensorStatistics once = statsOf(outlier);
   EXPECT_EQ(once.atAbsMax(), 1u);
   EXPECT_LT(amaxOf(once, CalibratorKind::Entropy), 6.0);
+  // A few repeats are a ceiling once they reach kSaturationShare of the values (1e-4).
+  std::vector<float> few(values.begin(), values.begin() + 99000);
+  few.insert(few.end(), 5, 6.0f);  // 5e-5 of the values
+  EXPECT_LT(amaxOf(statsOf(few), CalibratorKind::Entropy), 6.0);
+  few.insert(few.end(), 15, 6.0f);  // 2e-4
+  EXPECT_EQ(amaxOf(statsOf(few), CalibratorKind::Entropy), 6.0);
   // The count survives merging in either order, and a larger maximum resets it.
   TensorStatistics left = statsOf(std::vector<float>(values.begin(), values.begin() + 99500));
   TensorStatistics right = statsOf(std::vector<float>(values.begin() + 99500, values.end()));

@@ -29,7 +29,8 @@ namespace qopt::quant {
 
 inline constexpr int kCalibrationBins = 2048;
 /// See computeAmax.
-inline constexpr double kSaturationShare = 1e-3;
+inline constexpr uint64_t kSaturationMinCount = 2;
+inline constexpr double kSaturationShare = 1e-4;
 
 enum class CalibratorKind { Max, Percentile, Entropy, Mse };
 
@@ -91,10 +92,11 @@ class TensorStatistics {
 /// Entropy and mse search the histogram without its exact zeros: a zero quantizes exactly under
 /// every threshold, and the spike of zeros a ReLU leaves in bin 0 would otherwise dominate the
 /// KL divergence of every wide candidate and pull the threshold far below the data's range.
-/// Entropy also keeps the largest magnitude when at least kSaturationShare of the non-zero
-/// values sit exactly on it: that is the ceiling of a saturating activation (ReLU6, a clipped
-/// input), not an outlier, and clipping below it moves every saturated value, an error the KL
-/// divergence of the histograms underweights (mse measures it, and needs no such rule).
+/// Entropy also keeps the largest magnitude when several values (at least kSaturationMinCount
+/// and kSaturationShare of the non-zero ones) sit exactly on it: a continuous distribution
+/// almost never repeats its maximum, so that is the ceiling of a saturating activation (ReLU6,
+/// a clipped input), not an outlier, and clipping below it moves every saturated value, an
+/// error the KL divergence of the histograms underweights (mse measures it, needs no rule).
 /// Throws qopt::Error (Usage) for a percentile outside (0, 100] or levels < 1.
 double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec);
 
