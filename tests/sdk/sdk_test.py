@@ -70,6 +70,40 @@ def check_version_file(args, prefix, work, env):
         fail(f"find_package(qopt {major + 1}) accepted qopt {major}.x:\n{result.stderr}")
 
 
+def check_library_targets(args, prefix, work, env):
+    """qopt::analysis and qopt::quant are exported: a consumer links qopt::quant alone and reads
+    a TensorRT calibration cache with it (TensorRT's own example line: amax 1.0)."""
+    folder = work / "library-targets"
+    folder.mkdir()
+    (folder / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\nproject(library-targets CXX)\n"
+        "set(CMAKE_CXX_STANDARD 20)\nfind_package(qopt REQUIRED)\n"
+        "add_executable(read-cache main.cpp)\n"
+        "target_link_libraries(read-cache qopt::quant qopt::analysis)\n")
+    (folder / "main.cpp").write_text(
+        '#include <cstdio>\n#include "qopt/analysis/Metrics.h"\n#include "qopt/quant/CalibCache.h"\n'
+        "int main() {\n"
+        '  auto cache = qopt::quant::parseCalibrationCache("TRT-8601-EntropyCalibration2\\n"\n'
+        '                                                  "x: 3c010204\\n", "inline");\n'
+        '  std::printf("%s %.6f\\n", cache.entries[0].tensor.c_str(), cache.entries[0].scale * 127);\n'
+        "}\n")
+    build = folder / "build"
+    run([args.cmake, "-S", folder, "-B", build, f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
+    run([args.cmake, "--build", build], env=env)
+    # In a sanitizer build of qopt the libraries bring the ASan runtime, which must be loaded
+    # first: preload it for this plain executable.
+    run_env = dict(env)
+    libraries = subprocess.run(["ldd", build / "read-cache"], check=True, capture_output=True,
+                               text=True).stdout
+    asan = re.search(r"(\S*libasan\.so\S*) => (\S+)", libraries)
+    if asan:
+        run_env["LD_PRELOAD"] = asan.group(2)
+    out = subprocess.run([build / "read-cache"], env=run_env, check=True, capture_output=True,
+                         text=True).stdout
+    if out.strip() != "x 1.000000":
+        fail(f"read-cache printed {out!r}, expected 'x 1.000000'")
+
+
 def build_plugins(args, prefix, work, env):
     plugin_dirs = sorted(p.parent for p in (args.source_dir / "plugins").glob("*/CMakeLists.txt"))
     if len(plugin_dirs) < 1:
@@ -145,6 +179,7 @@ def main():
     env = clean_env(args)
     install(args, prefix)
     check_version_file(args, prefix, work, env)
+    check_library_targets(args, prefix, work, env)
     plugin_dirs, build = build_plugins(args, prefix, work, env)
     run_plugin_tests(args, prefix, plugin_dirs, build, env)
     run_proto_plugin(prefix, build, work, env)
