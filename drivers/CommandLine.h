@@ -42,7 +42,7 @@ struct DriverOptions {
 
   // Limits for untrusted models (see README.md, Security).
   uint64_t maxTensorBytes = 0;  // --max-tensor-bytes; 0: the interpreter's default
-  LoadOptions load;             // --max-model-bytes, --max-nesting-depth, --protobuf-recursion-limit
+  LoadOptions load;  // --max-model-bytes, --max-nesting-depth, --protobuf-recursion-limit
 
   std::vector<std::string> positional;  // INPUT OUTPUT
 };

@@ -74,7 +74,8 @@ Options parseArgs(int argc, char** argv) {
       errno = 0;
       unsigned long long n = std::strtoull(text.c_str(), &end, 10);
       if (text.empty() || text[0] == '-' || *end != '\0' || errno != 0 || n < min || n > max) {
-        usageError(fmt::format("{} must be a number from {} to {}, got '{}'", flag, min, max, text));
+        usageError(
+            fmt::format("{} must be a number from {} to {}, got '{}'", flag, min, max, text));
       }
       return n;
     };

@@ -92,8 +92,7 @@ class Builder {
         "<ir_version: 8, opset_import: [\"\" : 17]>\n"
         "recipe (float[{}] x) => ({}{} {})\n{}{}{}\n{{\n{}}}\n",
         fmt::join(model.inputShape, ","), out.type, dimsText(out.shape), out.name,
-        inits.empty() ? "" : "<",
-        inits, inits.empty() ? "" : ">", body_);
+        inits.empty() ? "" : "<", inits, inits.empty() ? "" : ">", body_);
     return model;
   }
 
@@ -117,8 +116,8 @@ class Builder {
       float v = positive ? static_cast<float>(in_.inRange(1, 64)) / 32.0f : in_.value();
       items.push_back(literal(v));
     }
-    initializers_.push_back(fmt::format("float{} {} = {{{}}}", dimsText(shape), name,
-                                        fmt::join(items, ", ")));
+    initializers_.push_back(
+        fmt::format("float{} {} = {{{}}}", dimsText(shape), name, fmt::join(items, ", ")));
     return name;
   }
 
@@ -138,22 +137,38 @@ class Builder {
 
   void addNode() {
     switch (in_.below(16)) {
-      case 0: return unary();
-      case 1: return binary();
-      case 2: return matmul();
-      case 3: return conv();
-      case 4: return reshape();
-      case 5: return transpose();
-      case 6: return concat();
-      case 7: return softmax();
-      case 8: return quantize();
-      case 9: return dequantize();
-      case 10: return expand();
-      case 11: return constantOfShape();
-      case 12: return reduce();
-      case 13: return pool();
-      case 14: return cast();
-      default: return gemm();
+      case 0:
+        return unary();
+      case 1:
+        return binary();
+      case 2:
+        return matmul();
+      case 3:
+        return conv();
+      case 4:
+        return reshape();
+      case 5:
+        return transpose();
+      case 6:
+        return concat();
+      case 7:
+        return softmax();
+      case 8:
+        return quantize();
+      case 9:
+        return dequantize();
+      case 10:
+        return expand();
+      case 11:
+        return constantOfShape();
+      case 12:
+        return reduce();
+      case 13:
+        return pool();
+      case 14:
+        return cast();
+      default:
+        return gemm();
     }
   }
 
@@ -221,17 +236,23 @@ class Builder {
     emit(fresh(), "float", out,
          fmt::format("Conv <group = {}, kernel_shape = [{}, {}], strides = [{}, {}], pads = [{}, "
                      "{}, {}, {}], dilations = [{}, {}]> ({}, {}{})",
-                     group, k, k, stride, stride, pad, pad, pad, pad, dilation, dilation, x.name,
-                     w, bias));
+                     group, k, k, stride, stride, pad, pad, pad, pad, dilation, dilation, x.name, w,
+                     bias));
   }
 
   void reshape() {
     const Val x = pick();
     std::vector<int64_t> target;
     switch (in_.below(4)) {
-      case 0: target = {-1}; break;
-      case 1: target = {x.shape[0], -1}; break;
-      case 2: target.assign(x.shape.rbegin(), x.shape.rend()); break;
+      case 0:
+        target = {-1};
+        break;
+      case 1:
+        target = {x.shape[0], -1};
+        break;
+      case 2:
+        target.assign(x.shape.rbegin(), x.shape.rend());
+        break;
       default:
         for (int i = in_.inRange(1, 3); i > 0; --i) target.push_back(in_.hostileDim());
     }
@@ -253,8 +274,8 @@ class Builder {
     for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[in_.below(int(i))]);
     std::vector<int64_t> shape;
     for (int64_t p : perm) shape.push_back(x.shape[static_cast<size_t>(p)]);
-    emit(fresh(), x.type, shape, fmt::format("Transpose <perm = [{}]> ({})", fmt::join(perm, ", "),
-                                             x.name));
+    emit(fresh(), x.type, shape,
+         fmt::format("Transpose <perm = [{}]> ({})", fmt::join(perm, ", "), x.name));
   }
 
   void concat() {

@@ -12,9 +12,9 @@
 namespace qopt::fuzz {
 
 struct RecipeModel {
-  std::string text;                  // ONNX text, opset 17
-  std::vector<int64_t> inputShape;   // graph input "x", float
-  std::vector<float> inputValues;    // numel(inputShape) values
+  std::string text;                 // ONNX text, opset 17
+  std::vector<int64_t> inputShape;  // graph input "x", float
+  std::vector<float> inputValues;   // numel(inputShape) values
 };
 
 RecipeModel buildRecipeModel(std::string_view bytes);

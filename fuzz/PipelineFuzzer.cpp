@@ -60,8 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     again = qopt::parsePipeline(canonical, registry(), "<canonical>").str();
   } catch (const qopt::Error& e) {
-    qopt::fuzz::propertyFailed("a canonical pipeline does not parse",
-                               canonical + "\n" + e.what());
+    qopt::fuzz::propertyFailed("a canonical pipeline does not parse", canonical + "\n" + e.what());
   }
   if (again != canonical) {
     qopt::fuzz::propertyFailed("printing a parsed canonical pipeline changed it",

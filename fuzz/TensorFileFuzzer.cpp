@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const qopt::Error&) {
   }
   try {
-    qopt::Tensor tensor = qopt::loadTensorProtoFromBytes(bytes, "fuzz.pb", qopt::fuzz::emptyFolder());
+    qopt::Tensor tensor =
+        qopt::loadTensorProtoFromBytes(bytes, "fuzz.pb", qopt::fuzz::emptyFolder());
     checkNpyRoundTrip(qopt::interp::Array::fromTensor(tensor));
   } catch (const qopt::Error&) {
   }

@@ -141,17 +141,28 @@ bool isInteger(DataType type) {
 }
 
 bool isQuantizedIntegerType(DataType type) {
+  return quantizedIntegerRange(type).has_value();
+}
+
+std::optional<std::pair<int64_t, int64_t>> quantizedIntegerRange(DataType type) {
+  using Range = std::pair<int64_t, int64_t>;
   switch (type) {
     case DataType::Int4:
+      return Range{-8, 7};
     case DataType::UInt4:
+      return Range{0, 15};
     case DataType::Int8:
+      return Range{-128, 127};
     case DataType::UInt8:
+      return Range{0, 255};
     case DataType::Int16:
+      return Range{-32768, 32767};
     case DataType::UInt16:
+      return Range{0, 65535};
     case DataType::Int32:
-      return true;
+      return Range{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
     default:
-      return false;
+      return std::nullopt;
   }
 }
 

@@ -174,8 +174,8 @@ void saveModel(const Model& model, const fs::path& path, const SaveOptions& opti
 
 Tensor loadTensorProtoFromBytes(std::string_view bytes, std::string_view displayName,
                                 const fs::path& baseDir) {
-  detail::ImportContext context{std::string(displayName),
-                                baseDir.empty() ? fs::current_path() : fs::absolute(baseDir), {}};
+  detail::ImportContext context{
+      std::string(displayName), baseDir.empty() ? fs::current_path() : fs::absolute(baseDir), {}};
   google::protobuf::Arena arena;
   onnx::TensorProto& proto = detail::parseTensorBytes(bytes, context, arena);
   return detail::importTensorProto(std::move(proto), context);

@@ -19,22 +19,10 @@ struct QuantRange {
 };
 
 inline QuantRange quantRange(DataType type) {
-  switch (type) {
-    case DataType::Int4:
-      return {-8, 7};
-    case DataType::UInt4:
-      return {0, 15};
-    case DataType::Int8:
-      return {-128, 127};
-    case DataType::UInt8:
-      return {0, 255};
-    case DataType::Int16:
-      return {-32768, 32767};
-    case DataType::UInt16:
-      return {0, 65535};
-    default:
-      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  if (auto range = quantizedIntegerRange(type)) {
+    return {static_cast<int32_t>(range->first), static_cast<int32_t>(range->second)};
   }
+  return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
 }
 
 /// Round half to even (the default floating point rounding mode).

@@ -11,28 +11,6 @@
 namespace qopt::foldbn {
 namespace {
 
-std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type) {
-  switch (type) {
-    case DataType::Int4:
-      return std::pair<int64_t, int64_t>{-8, 7};
-    case DataType::UInt4:
-      return std::pair<int64_t, int64_t>{0, 15};
-    case DataType::Int8:
-      return std::pair<int64_t, int64_t>{-128, 127};
-    case DataType::UInt8:
-      return std::pair<int64_t, int64_t>{0, 255};
-    case DataType::Int16:
-      return std::pair<int64_t, int64_t>{-32768, 32767};
-    case DataType::UInt16:
-      return std::pair<int64_t, int64_t>{0, 65535};
-    case DataType::Int32:
-      return std::pair<int64_t, int64_t>{std::numeric_limits<int32_t>::min(),
-                                         std::numeric_limits<int32_t>::max()};
-    default:
-      return std::nullopt;
-  }
-}
-
 // QuantizeLinear of one element as runtimes compute it: the division in the scale's precision
 // (float for float, float16 and bfloat16 scales), rounding half to even, then the zero point and
 // saturation.
@@ -92,7 +70,7 @@ std::optional<QuantParams> readQuantParams(const Node& node, size_t weightRank, 
     }
     params.integerType = zero->dataType();
     params.hasZeroPoint = true;
-    if (!integerRange(params.integerType)) {
+    if (!quantizedIntegerRange(params.integerType)) {
       return refuse("missed-quantized-layout", fmt::format("{} quantizes to {}", node.describe(),
                                                            dataTypeName(params.integerType)));
     }
@@ -109,7 +87,7 @@ std::optional<QuantParams> readQuantParams(const Node& node, size_t weightRank, 
   } else if (node.is("QuantizeLinear")) {
     if (const Attribute* dtype = node.findAttr("output_dtype"); dtype && dtype->i != 0) {
       std::optional<DataType> type = dataTypeFromInt(dtype->i);
-      if (!type || !integerRange(*type)) {
+      if (!type || !quantizedIntegerRange(*type)) {
         return refuse("missed-quantized-layout",
                       fmt::format("{} quantizes to an unsupported type", node.describe()));
       }
@@ -165,7 +143,7 @@ std::optional<WeightSource> resolveWeight(const Node& linear, size_t index, Refu
   source.dequantize = dq;
   Value* quantized = dq->input(0);
   if (std::optional<Tensor> integers = fold::constantOf(quantized)) {
-    if (!integerRange(integers->dataType())) {
+    if (!quantizedIntegerRange(integers->dataType())) {
       return refuse(fmt::format("its weight '{}' is quantized to {}", quantized->name(),
                                 dataTypeName(integers->dataType())));
     }
@@ -274,7 +252,7 @@ std::optional<RescaledWeight> rescaleWeight(const WeightSource& source, const We
                   fmt::format("its weight has {} per-channel scales for {} output channels",
                               quant.scale.size(), channels));
   }
-  auto range = *integerRange(quant.integerType);
+  auto range = *quantizedIntegerRange(quant.integerType);
   auto at = [&](const auto& values, size_t c) { return quant.perChannel ? values[c] : values[0]; };
 
   bool uniform = std::all_of(factor.begin(), factor.end(),

@@ -13,27 +13,6 @@ namespace qopt::qdq {
 
 namespace {
 
-std::pair<int64_t, int64_t> integerRange(DataType type) {
-  switch (type) {
-    case DataType::Int8:
-      return {-128, 127};
-    case DataType::UInt8:
-      return {0, 255};
-    case DataType::Int16:
-      return {-32768, 32767};
-    case DataType::UInt16:
-      return {0, 65535};
-    case DataType::Int4:
-      return {-8, 7};
-    case DataType::UInt4:
-      return {0, 15};
-    case DataType::Int32:
-      return {INT32_MIN, INT32_MAX};
-    default:
-      return {0, 0};
-  }
-}
-
 std::string lowerName(DataType type) {
   std::string name(dataTypeName(type));
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -43,10 +22,10 @@ std::string lowerName(DataType type) {
 }  // namespace
 
 int64_t QuantParams::qmin() const {
-  return integerRange(type).first;
+  return quantizedIntegerRange(type).value_or(std::pair<int64_t, int64_t>{0, 0}).first;
 }
 int64_t QuantParams::qmax() const {
-  return integerRange(type).second;
+  return quantizedIntegerRange(type).value_or(std::pair<int64_t, int64_t>{0, 0}).second;
 }
 
 bool QuantParams::sameAs(const QuantParams& other) const {

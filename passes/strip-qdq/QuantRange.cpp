@@ -11,27 +11,6 @@
 
 namespace qopt::stripqdq {
 
-std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type) {
-  switch (type) {
-    case DataType::Int8:
-      return std::pair<int64_t, int64_t>{-128, 127};
-    case DataType::UInt8:
-      return std::pair<int64_t, int64_t>{0, 255};
-    case DataType::Int16:
-      return std::pair<int64_t, int64_t>{-32768, 32767};
-    case DataType::UInt16:
-      return std::pair<int64_t, int64_t>{0, 65535};
-    case DataType::Int4:
-      return std::pair<int64_t, int64_t>{-8, 7};
-    case DataType::UInt4:
-      return std::pair<int64_t, int64_t>{0, 15};
-    case DataType::Int32:  // biases
-      return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
-    default:
-      return std::nullopt;
-  }
-}
-
 namespace {
 
 // The integer type: the zero point's, else QuantizeLinear's output_dtype (opset 21), else the
@@ -68,7 +47,7 @@ std::optional<QuantParams> readQuantParams(const Node& node, std::string* why) {
   }
   QuantParams p;
   p.type = quantizedType(node, zeroPoint);
-  if (!integerRange(p.type)) {
+  if (!quantizedIntegerRange(p.type)) {
     *why = fmt::format("its quantized type {} is not an integer type strip-qdq handles",
                        dataTypeName(p.type));
     return std::nullopt;
@@ -108,7 +87,7 @@ bool sameQuantization(const QuantParams& a, const QuantParams& b) {
 }
 
 FloatRange representableRange(const QuantParams& params, size_t k) {
-  const auto [qmin, qmax] = *integerRange(params.type);
+  const auto [qmin, qmax] = *quantizedIntegerRange(params.type);
   const double s = params.scales[k];
   const double zp = static_cast<double>(params.zeroPoints[k]);
   return {s * (static_cast<double>(qmin) - zp), s * (static_cast<double>(qmax) - zp)};

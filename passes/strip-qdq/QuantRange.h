@@ -22,9 +22,6 @@ struct QuantParams {
   bool perTensor() const { return scales.size() == 1; }
 };
 
-/// [qmin, qmax] of an integer type, or nullopt for types strip-qdq does not handle.
-std::optional<std::pair<int64_t, int64_t>> integerRange(DataType type);
-
 /// Reads the parameters of a QuantizeLinear or DequantizeLinear node. nullopt (with the reason in
 /// `why`) when the scale or zero point is not a build-time constant or the type is unsupported.
 std::optional<QuantParams> readQuantParams(const Node& node, std::string* why);

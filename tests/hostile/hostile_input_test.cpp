@@ -199,21 +199,23 @@ std::string nestedMessageBomb(int levels) {
 TEST(ProtobufLimit, NestedMessageBombStopsAtTheRecursionLimit) {
   // 500 levels are 1,500 nested messages.
   std::string bytes = nestedMessageBomb(500);
-  std::string message = errorOf(
-      [&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path()); });
-  EXPECT_TRUE(contains(message, "bomb.onnx: the protobuf messages nest deeper than the recursion "
-                                "limit (256)"))
+  std::string message =
+      errorOf([&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path()); });
+  EXPECT_TRUE(contains(message,
+                       "bomb.onnx: the protobuf messages nest deeper than the recursion "
+                       "limit (256)"))
       << message;
   LoadOptions options;
   options.protobufRecursionLimit = 1024;
-  message = errorOf(
-      [&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path(), options); });
+  message =
+      errorOf([&] { loadModelFromBytes(bytes, "bomb.onnx", fs::temp_directory_path(), options); });
   EXPECT_TRUE(contains(message, "recursion limit (1024)")) << message;
   message = errorOf([&] {
     loadModelFromBytes(nestedMessageBomb(30000), "deep.onnx", fs::temp_directory_path());
   });
-  EXPECT_TRUE(contains(message, "deep.onnx: not an ONNX model: it holds malformed protobuf data, "
-                                "or messages nested deeper than 4096 levels"))
+  EXPECT_TRUE(contains(message,
+                       "deep.onnx: not an ONNX model: it holds malformed protobuf data, "
+                       "or messages nested deeper than 4096 levels"))
       << message;
 }
 

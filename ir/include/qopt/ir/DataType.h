@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace qopt {
 
@@ -60,5 +61,8 @@ bool isFloatingPoint(DataType type);  // float8/16/32/64, bfloat16, float4
 bool isInteger(DataType type);        // signed and unsigned, 4 to 64 bits (not bool)
 bool isSignedInteger(DataType type);
 bool isQuantizedIntegerType(DataType type);  // int4/uint4/int8/uint8/int16/uint16/int32
+/// The integers a quantized type holds ([-128, 127] for int8, [0, 255] for uint8, ...);
+/// nullopt for the types isQuantizedIntegerType refuses.
+std::optional<std::pair<int64_t, int64_t>> quantizedIntegerRange(DataType type);
 
 }  // namespace qopt
