@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "AllocationLimit.h"
+#include "BufferPool.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::interp {
@@ -101,15 +102,20 @@ Array::Array(DataType type, Shape shape) : type_(type), shape_(std::move(shape))
                 fmt::format("tensor of type {} and shape [{}] needs {} bytes, over the limit of {}",
                             dataTypeName(type), fmt::join(shape_, ","), bytes, allocationLimit));
   }
-  size_t rounded = static_cast<size_t>((bytes + kAlignment - 1) / kAlignment * kAlignment);
-  if (rounded == 0) rounded = kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p == nullptr) {
+  if (BufferPool* pool = currentBufferPool()) {
+    owner_ = pool->allocate(static_cast<size_t>(bytes));
+  } else {
+    size_t rounded = static_cast<size_t>((bytes + kAlignment - 1) / kAlignment * kAlignment);
+    if (rounded == 0) rounded = kAlignment;
+    if (void* p = std::aligned_alloc(kAlignment, rounded)) {
+      owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+    }
+  }
+  if (owner_ == nullptr) {
     throw Error(fmt::format("out of memory allocating {} bytes for a tensor of shape [{}]", bytes,
                             fmt::join(shape_, ",")));
   }
-  owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
-  bytes_ = static_cast<std::byte*>(p);
+  bytes_ = static_cast<std::byte*>(owner_.get());
 }
 
 Array Array::zeros(DataType type, Shape shape) {

@@ -10,7 +10,10 @@
 #include <unordered_map>
 
 #include "AllocationLimit.h"
+#include "BufferPool.h"
+#include "ConvFusion.h"
 #include "ThreadPool.h"
+#include "ops/ConvKernel.h"
 #include "qopt/interp/Kernel.h"
 #include "qopt/ir/Error.h"
 
@@ -45,6 +48,16 @@ struct Step {
   std::vector<ValueRef> inputs;
   std::vector<int32_t> outputs;    // slot per output, -1 when absent
   std::vector<int32_t> freeAfter;  // slots whose last use is this step
+  int32_t chain = -1;              // a Conv step that heads a fusable chain: its index
+};
+
+// A Conv + BatchNormalization + Relu/Clip chain (ConvFusion.h) as planned: when a run allows it,
+// the Conv step computes the chain's last output and the later steps of the chain are skipped.
+struct PlannedChain {
+  ConvChain chain;
+  std::vector<int32_t> laterSteps;  // the BatchNormalization and activation steps
+  std::vector<int32_t> innerSlots;  // values computed only inside the fused step
+  int32_t outputSlot = -1;
 };
 
 struct GraphPlan {
@@ -57,6 +70,7 @@ struct GraphPlan {
   std::vector<Array> constants;
   std::vector<ValueRef> outputs;
   std::vector<Step> steps;
+  std::vector<PlannedChain> chains;
 };
 
 // Live bytes of intermediate arrays, counting shared storage once.
@@ -111,13 +125,20 @@ Error nodeError(const Node& node, int64_t opset, const std::string& cause,
 
 }  // namespace
 
+constexpr size_t kMaxRetainedBytes = size_t{1} << 30;
+
 struct Interpreter::Plan {
   std::unordered_map<const Graph*, std::unique_ptr<GraphPlan>> graphs;
   std::unique_ptr<ThreadPool> pool;
+  // Storage of intermediates, reused from run to run and within a run. Retains at most
+  // kMaxRetainedBytes of freed blocks (in practice about the largest live set of a run).
+  std::shared_ptr<BufferPool> buffers = BufferPool::create(kMaxRetainedBytes);
   int threads = 1;
+  bool fuse = true;
   MemoryTracker* tracker = nullptr;  // set during run()
 
   const GraphPlan& prepare(const Graph& graph, const KernelRegistry& registry);
+  void planChains(GraphPlan& gp, const Graph& graph) const;
   std::vector<Array> execute(Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
                              const std::function<const Array*(const Value*)>& outer,
                              CaptureObserver* observer);
@@ -216,12 +237,44 @@ const GraphPlan& Interpreter::Plan::prepare(const Graph& graph, const KernelRegi
     if (last >= 0 && last != INT32_MAX) gp->steps[last].freeAfter.push_back(slot);
   }
 
+  planChains(*gp, graph);
+
   const GraphPlan& result = *gp;
   graphs[&graph] = std::move(gp);
   for (Node* node : graph.nodes()) {
     for (Graph* sub : node->subgraphs()) prepare(*sub, registry);
   }
   return result;
+}
+
+void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph) const {
+  if (!fuse) return;
+  const Model& model = graph.model();
+  auto constant = [&](const Value* v) -> const Array* {
+    auto c = gp.constantOf.find(v);
+    return c == gp.constantOf.end() ? nullptr : &gp.constants[static_cast<size_t>(c->second)];
+  };
+  auto opsetOf = [&](const Node& node) { return model.opsetVersion(node.domain()).value_or(0); };
+  std::vector<ConvChain> chains = findConvChains(graph, constant, opsetOf);
+  if (chains.empty()) return;
+  std::unordered_map<const Node*, int32_t> stepOf;
+  for (size_t i = 0; i < gp.steps.size(); ++i) stepOf[gp.steps[i].node] = static_cast<int32_t>(i);
+  for (ConvChain& chain : chains) {
+    PlannedChain planned;
+    int32_t head = stepOf.at(chain.conv);
+    planned.innerSlots.push_back(gp.steps[static_cast<size_t>(head)].outputs[0]);
+    for (const Node* later : {chain.batchNorm, chain.activation}) {
+      if (later == nullptr) continue;
+      int32_t step = stepOf.at(later);
+      planned.laterSteps.push_back(step);
+      planned.innerSlots.push_back(gp.steps[static_cast<size_t>(step)].outputs[0]);
+    }
+    planned.outputSlot = planned.innerSlots.back();
+    planned.innerSlots.pop_back();
+    planned.chain = std::move(chain);
+    gp.steps[static_cast<size_t>(head)].chain = static_cast<int32_t>(gp.chains.size());
+    gp.chains.push_back(std::move(planned));
+  }
 }
 
 std::vector<Array> Interpreter::Plan::execute(
@@ -276,16 +329,54 @@ std::vector<Array> Interpreter::Plan::execute(
     }
   }
 
+  // A chain runs fused unless its input is not float32, its weights do not match the
+  // BatchNormalization's channels (the unfused nodes then report the mismatch), or the observer
+  // wants a value inside it.
+  auto fusable = [&](const PlannedChain& chain, std::span<const Array* const> inputs) {
+    if (inputs.size() < 2 || inputs[0] == nullptr || inputs[1] == nullptr) return false;
+    if (inputs[0]->dataType() != DataType::Float || inputs[1]->rank() < 1) return false;
+    const std::vector<float>& scale = chain.chain.epilogue.scale;
+    if (!scale.empty() && static_cast<size_t>(inputs[1]->dim(0)) != scale.size()) return false;
+    if (!wanted.empty()) {
+      for (int32_t slot : chain.innerSlots) {
+        if (wanted[static_cast<size_t>(slot)]) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<char> skipped(plan.chains.empty() ? 0 : plan.steps.size(), 0);
+  auto release = [&](const Step& step) {
+    for (int32_t slot : step.freeAfter) {
+      Array& a = slots[static_cast<size_t>(slot)];
+      if (tracker && a.valid() && !tracker->excluded(a)) tracker->remove(a);
+      a = Array();
+    }
+  };
+
   std::vector<const Array*> inputs;
   std::vector<Array> outputs;
-  for (const Step& step : plan.steps) {
+  for (size_t stepIndex = 0; stepIndex < plan.steps.size(); ++stepIndex) {
+    const Step& step = plan.steps[stepIndex];
+    if (!skipped.empty() && skipped[stepIndex]) {
+      release(step);
+      continue;
+    }
     const Node& node = *step.node;
     inputs.clear();
     for (const ValueRef& ref : step.inputs) inputs.push_back(resolve(ref, &node, step.opset));
     outputs.assign(step.outputs.size(), Array());
+    const PlannedChain* chain = nullptr;
+    if (step.chain >= 0 && fuse) {
+      chain = &plan.chains[static_cast<size_t>(step.chain)];
+      if (!fusable(*chain, inputs)) chain = nullptr;
+    }
     KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, lookup};
     try {
-      (*step.kernel)(ctx);
+      if (chain != nullptr) {
+        runConv(ctx, &chain->chain.epilogue);
+      } else {
+        (*step.kernel)(ctx);
+      }
     } catch (const Error& e) {
       if (!e.subject().empty()) throw;
       throw nodeError(node, step.opset, e.cause(), e.kind());
@@ -301,18 +392,20 @@ std::vector<Array> Interpreter::Plan::execute(
         throw nodeError(node, step.opset, fmt::format("the kernel produced no output {}", i),
                         ErrorKind::Internal);
       }
+      const Value* value = node.output(i);
+      if (chain != nullptr) {  // the chain's last node's output, computed here
+        slot = chain->outputSlot;
+        value = chain->chain.last()->output(0);
+      }
       Array& dst = slots[static_cast<size_t>(slot)];
       dst = std::move(outputs[i]);
       if (tracker && !tracker->excluded(dst)) tracker->add(dst);
-      if (!wanted.empty() && wanted[static_cast<size_t>(slot)]) {
-        observer->captured(*node.output(i), dst);
-      }
+      if (!wanted.empty() && wanted[static_cast<size_t>(slot)]) observer->captured(*value, dst);
     }
-    for (int32_t slot : step.freeAfter) {
-      Array& a = slots[static_cast<size_t>(slot)];
-      if (tracker && a.valid() && !tracker->excluded(a)) tracker->remove(a);
-      a = Array();
+    if (chain != nullptr) {
+      for (int32_t later : chain->laterSteps) skipped[static_cast<size_t>(later)] = 1;
     }
+    release(step);
   }
 
   std::vector<Array> results;
@@ -347,11 +440,15 @@ Interpreter::Interpreter(const Graph& graph, RunOptions options)
   int threads = options_.threads;
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   plan_->threads = threads;
+  plan_->fuse = options_.fuse;
   if (threads > 1) plan_->pool = std::make_unique<ThreadPool>(threads);
   plan_->prepare(graph, KernelRegistry::builtin());
 }
 
-Interpreter::~Interpreter() = default;
+Interpreter::~Interpreter() {
+  // Arrays returned by runs may outlive the interpreter; their blocks are then freed, not kept.
+  plan_->buffers->release();
+}
 
 namespace {
 
@@ -419,6 +516,7 @@ std::vector<Array> Interpreter::run(const std::map<std::string, Array>& inputs,
   }
 
   AllocationLimitScope limit(options_.maxTensorBytes);
+  BufferPoolScope buffers(plan_->buffers.get());
   plan_->tracker = &tracker;
   struct ResetTracker {
     Plan* plan;

@@ -1,8 +1,11 @@
 #include "Convolution.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
+#include "Epilogue.h"
 #include "Im2col.h"
 #include "MatrixMultiply.h"
 #include "ThreadPool.h"
@@ -92,8 +95,12 @@ struct DepthwisePlan {
   std::vector<int64_t> tapOffsets;  // per tap: where its phase data starts, for output (0, 0)
 };
 
-// Output elements computed together, in registers: one AVX-512 vector of floats.
+// Output elements computed together, in registers: one AVX-512 vector of floats; kGroup chunks
+// are in flight at once.
 constexpr int64_t kChunk = 16;
+constexpr int64_t kGroup = 4;
+// Horizontal strides handled by the phase split (larger ones take the im2col path).
+constexpr int64_t kMaxStride = 8;
 
 DepthwisePlan depthwisePlan(const WindowGeometry& g) {
   DepthwisePlan p;
@@ -143,15 +150,27 @@ template <class T>
     for (int64_t i = (ih + ph) * qw + pw; i < p.phaseSize; ++i) phases[i] = T(0);
   } else {
     for (int64_t i = 0; i < sh * sw * p.phaseSize; ++i) phases[i] = T(0);
+    // Input columns ix with (ix + pw) % sw == phase land at (ix + pw) / sw of that phase: per
+    // phase, the first such column and where it lands (the same for every row).
+    int64_t firstColumn[kMaxStride], landing[kMaxStride], count[kMaxStride];
+    for (int64_t phase = 0; phase < sw; ++phase) {
+      firstColumn[phase] = ((phase - pw) % sw + sw) % sw;
+      landing[phase] = phase * p.phaseSize + (firstColumn[phase] + pw) / sw;
+      count[phase] = firstColumn[phase] < iw ? (iw - firstColumn[phase] + sw - 1) / sw : 0;
+    }
     for (int64_t iy = 0; iy < ih; ++iy) {
       const int64_t py = iy + ph;
       T* __restrict row = phases + (py % sh) * sw * p.phaseSize + (py / sh) * qw;
       const T* __restrict src = x + iy * iw;
       for (int64_t phase = 0; phase < sw; ++phase) {
-        // Input columns ix with (ix + pw) % sw == phase land at (ix + pw) / sw of this phase.
-        int64_t ix = ((phase - pw) % sw + sw) % sw;
-        T* __restrict dst = row + phase * p.phaseSize + (ix + pw) / sw;
-        for (int64_t j = 0; ix < iw; ix += sw, ++j) dst[j] = src[ix];
+        T* __restrict dst = row + landing[phase];
+        const T* __restrict from = src + firstColumn[phase];
+        const int64_t n = count[phase];
+        if (sw == 2) {  // a constant stride lets the compiler vectorize the gather
+          for (int64_t j = 0; j < n; ++j) dst[j] = from[2 * j];
+        } else {
+          for (int64_t j = 0; j < n; ++j) dst[j] = from[j * sw];
+        }
       }
     }
   }
@@ -159,7 +178,26 @@ template <class T>
     const int64_t rows = std::min(p.blockRows, oh - oy0);
     const int64_t n = roundUp(rows * qw, kChunk);
     const T* base = phases + oy0 * qw;
-    for (int64_t i = 0; i < n; i += kChunk) {
+    // kGroup chunks at a time: independent accumulators hide the multiply-add latency (one
+    // chain of taps per chunk would wait on each previous result).
+    int64_t i = 0;
+    for (; i + kGroup * kChunk <= n; i += kGroup * kChunk) {
+      T acc[kGroup][kChunk];
+      for (int64_t g = 0; g < kGroup; ++g) {
+        for (int64_t j = 0; j < kChunk; ++j) acc[g][j] = b;
+      }
+      for (int64_t t = 0; t < taps; ++t) {
+        const T wv = w[t];
+        const T* __restrict src = base + offsets[t] + i;
+        for (int64_t g = 0; g < kGroup; ++g) {
+          for (int64_t j = 0; j < kChunk; ++j) acc[g][j] += wv * src[g * kChunk + j];
+        }
+      }
+      for (int64_t g = 0; g < kGroup; ++g) {
+        for (int64_t j = 0; j < kChunk; ++j) block[i + g * kChunk + j] = acc[g][j];
+      }
+    }
+    for (; i < n; i += kChunk) {
       T acc[kChunk];
       for (int64_t j = 0; j < kChunk; ++j) acc[j] = b;
       for (int64_t t = 0; t < taps; ++t) {
@@ -188,7 +226,7 @@ void depthwisePlane(const double* x, const double* w, double b, double* y, const
 
 template <class T>
 void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
-                 const WindowGeometry& g, ThreadPool* pool) {
+                 const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue) {
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();
   const int64_t taps = g.kernelSize();
   const int64_t multiplier = s.filters / s.channels;
@@ -205,6 +243,9 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
       depthwisePlane(x + (n * s.channels + m / multiplier) * inSize, w + m * taps,
                      bias != nullptr ? bias[m] : T(0), y + plane * outSize, g, plan, scratch,
                      scratch + phaseFloats);
+      if constexpr (std::is_same_v<T, float>) {
+        if (epilogue != nullptr) epilogue->apply(y + plane * outSize, outSize, m);
+      }
     }
   });
 }
@@ -213,11 +254,16 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
 
 template <class T>
 void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
-              const WindowGeometry& geometry, ThreadPool* pool) {
+              const WindowGeometry& geometry, ThreadPool* pool, const ConvEpilogue* epilogue) {
+  if constexpr (!std::is_same_v<T, float>) {
+    if (epilogue != nullptr) throw std::logic_error("convolution epilogues are float only");
+  }
+  if (epilogue != nullptr && epilogue->empty()) epilogue = nullptr;
   const WindowGeometry g = as2d(geometry);
   const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
-  if (cg == 1 && s.groups == s.channels && g.spatialRank == 2 && !g.isPointwise()) {
-    depthwise2d(x, w, bias, y, s, g, pool);
+  if (cg == 1 && s.groups == s.channels && g.spatialRank == 2 && !g.isPointwise() &&
+      g.strides[1] <= kMaxStride) {
+    depthwise2d(x, w, bias, y, s, g, pool, epilogue);
     return;
   }
   const int64_t k = cg * g.kernelSize();
@@ -248,6 +294,11 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
       }
       gemm(false, false, mg, count, k, T(1), w + grp * mg * k, k, b, ldb,
            bias != nullptr ? T(1) : T(0), yg, cols, nullptr);
+      if constexpr (std::is_same_v<T, float>) {
+        if (epilogue != nullptr) {
+          for (int64_t m = 0; m < mg; ++m) epilogue->apply(yg + m * cols, count, grp * mg + m);
+        }
+      }
     }
   });
 }
@@ -354,9 +405,10 @@ void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_
 }
 
 template void convolve<float>(const float*, const float*, const float*, float*, const ConvShape&,
-                              const WindowGeometry&, ThreadPool*);
+                              const WindowGeometry&, ThreadPool*, const ConvEpilogue*);
 template void convolve<double>(const double*, const double*, const double*, double*,
-                               const ConvShape&, const WindowGeometry&, ThreadPool*);
+                               const ConvShape&, const WindowGeometry&, ThreadPool*,
+                               const ConvEpilogue*);
 template void convolveTranspose<float>(const float*, const float*, const float*, float*,
                                        const ConvShape&, const WindowGeometry&, ThreadPool*);
 template void convolveTranspose<double>(const double*, const double*, const double*, double*,

@@ -11,6 +11,7 @@
 namespace qopt::interp {
 
 class ThreadPool;
+struct ConvEpilogue;
 
 struct ConvShape {
   int64_t batch = 0;
@@ -20,10 +21,11 @@ struct ConvShape {
 };
 
 /// y[N, M, out...] = conv(x[N, C, in...], w[M, C / groups, k...]) + bias[M] (bias may be null).
-/// T is float or double; accumulation is in T.
+/// T is float or double; accumulation is in T. A float convolution may apply `epilogue` (null:
+/// none) to each output tile right after computing it.
 template <class T>
 void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
-              const WindowGeometry& g, ThreadPool* pool);
+              const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue = nullptr);
 
 /// ConvTranspose: y[N, M, out...] from x[N, C, in...] and w[C, M / groups, k...]. Here `g.input`
 /// is x's spatial dims and `g.output` y's; pads are those of the forward convolution that maps y

@@ -4,7 +4,9 @@
 #include <optional>
 #include <vector>
 
+#include "ConvKernel.h"
 #include "Convolution.h"
+#include "Epilogue.h"
 #include "FloatStaging.h"
 #include "KernelSupport.h"
 #include "QuantMath.h"
@@ -62,13 +64,24 @@ std::vector<int64_t> spatialDims(const Shape& s) {
   return {s.begin() + 2, s.end()};
 }
 
-void convKernel(KernelContext& ctx) {
+}  // namespace
+
+void runConv(KernelContext& ctx, const ConvEpilogue* epilogue) {
   const Array& x = ctx.in(0);
+  if (epilogue != nullptr && x.dataType() != DataType::Float) {
+    throw Error(ErrorKind::Internal, {}, {}, "a convolution epilogue needs float32 tensors");
+  }
   const Array& w = ctx.in(1);
   const Array* bias = ctx.optIn(2);
   if (w.dataType() != x.dataType()) ctx.fail("X and W must have the same element type");
   const ConvShape s = convShape(ctx, x.shape(), w.shape(), false);
   checkBias(ctx, bias, s.filters, x.dataType());
+  if (epilogue != nullptr && !epilogue->scale.empty() &&
+      epilogue->scale.size() != static_cast<size_t>(s.filters)) {
+    throw Error(ErrorKind::Internal, {}, {},
+                fmt::format("the epilogue has {} channels for {} filters", epilogue->scale.size(),
+                            s.filters));
+  }
   const WindowGeometry g = windowGeometry(ctx, x.shape(), {spatialDims(w.shape())});
   Array y(x.dataType(), windowOutputShape(x.shape(), s.filters, g));
   if (y.numel() == 0) {
@@ -84,10 +97,16 @@ void convKernel(KernelContext& ctx) {
     std::optional<FloatInput> fb;
     if (bias) fb.emplace(*bias);
     FloatOutput fy(y);
-    convolve(fx.data(), fw.data(), fb ? fb->data() : nullptr, fy.data(), s, g, ctx.pool);
+    convolve(fx.data(), fw.data(), fb ? fb->data() : nullptr, fy.data(), s, g, ctx.pool, epilogue);
     fy.commit();
   }
   ctx.outputs[0] = std::move(y);
+}
+
+namespace {
+
+void convKernel(KernelContext& ctx) {
+  runConv(ctx, nullptr);
 }
 
 // ConvTranspose geometry: g.input = X's spatial dims, g.output = Y's, pads as resolved by the

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "Epilogue.h"
 #include "KernelSupport.h"
 #include "ThreadPool.h"
 #include "VectorClones.h"
@@ -31,11 +32,6 @@ std::vector<float> channelParam(const KernelContext& ctx, const Array& a, const 
         fmt::format("{} must have shape [{}], got {}", what, channels, shapeString(a.shape())));
   }
   return a.toFloatVector();
-}
-
-QOPT_VECTOR_CLONES
-void scaleShift(const float* __restrict x, float* __restrict y, int64_t n, float a, float b) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
 }
 
 // y = x * a[c] + b[c] over planes of `inner` elements, c = plane % channels.
@@ -80,12 +76,9 @@ void batchNormKernel(KernelContext& ctx) {
   const std::vector<float> var = channelParam(ctx, ctx.in(4), "input_var", channels);
   const float epsilon = ctx.node.attrFloat("epsilon", 1e-5f);
   // As ONNX Runtime: y = x * (scale / sqrt(var + eps)) + (B - mean * scale / sqrt(var + eps)),
-  // in float.
-  std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
-  for (size_t c = 0; c < a.size(); ++c) {
-    a[c] = scale[c] / std::sqrt(var[c] + epsilon);
-    b[c] = bias[c] - mean[c] * a[c];
-  }
+  // in float. A Conv before it may apply the same map as its epilogue (Epilogue.h).
+  std::vector<float> a, b;
+  batchNormCoefficients(scale, bias, mean, var, epsilon, a, b);
   Array y(x.dataType(), x.shape());
   dispatchFloat(x.dataType(), [&](auto tag) {
     using T = typename decltype(tag)::type;

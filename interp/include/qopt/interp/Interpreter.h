@@ -24,6 +24,10 @@ struct RunOptions {
   int threads = 1;  // 0 = all hardware threads
   /// Refuse to allocate a single tensor larger than this (hostile models).
   uint64_t maxTensorBytes = defaultMaxTensorBytes();
+  /// Run Conv + BatchNormalization + Relu/Clip chains as one step when no observer wants the
+  /// values between them. The outputs are bitwise the same either way; false runs every node
+  /// on its own (tests compare the two).
+  bool fuse = true;
 };
 
 /// Sees intermediate tensors as they are computed (calibration, per-layer verify). Only values

@@ -1,0 +1,89 @@
+#include "BufferPool.h"
+
+#include <bit>
+#include <cstdlib>
+
+namespace qopt::interp {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+thread_local BufferPool* currentPool = nullptr;
+
+// Size classes: multiples of 64 bytes up to 64 KiB, then eight classes per power of two, so a
+// block serves requests up to 12.5% smaller than itself.
+size_t sizeClass(size_t bytes) {
+  if (bytes <= kAlignment) return kAlignment;
+  if (bytes <= (size_t{64} << 10)) return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  const size_t step = std::bit_floor(bytes) / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+}  // namespace
+
+std::shared_ptr<BufferPool> BufferPool::create(size_t maxRetainedBytes) {
+  return std::shared_ptr<BufferPool>(new BufferPool(maxRetainedBytes));
+}
+
+BufferPool::~BufferPool() {
+  release();
+}
+
+std::shared_ptr<void> BufferPool::allocate(size_t bytes) {
+  const size_t cls = sizeClass(bytes);
+  void* block = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(cls);
+    if (it != free_.end() && !it->second.empty()) {
+      block = it->second.back();
+      it->second.pop_back();
+      retained_ -= cls;
+    }
+  }
+  if (block == nullptr) block = std::aligned_alloc(kAlignment, cls);
+  if (block == nullptr) return nullptr;
+  std::shared_ptr<BufferPool> self = shared_from_this();
+  return std::shared_ptr<void>(block, [self, cls](void* p) { self->giveBack(p, cls); });
+}
+
+void BufferPool::giveBack(void* block, size_t cls) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (retained_ + cls <= maxRetained_) {
+      free_[cls].push_back(block);
+      retained_ += cls;
+      return;
+    }
+  }
+  std::free(block);
+}
+
+void BufferPool::release() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& entry : free_) {
+    for (void* block : entry.second) std::free(block);
+  }
+  free_.clear();
+  retained_ = 0;
+  maxRetained_ = 0;
+}
+
+size_t BufferPool::retainedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return retained_;
+}
+
+BufferPoolScope::BufferPoolScope(BufferPool* pool) : previous_(currentPool) {
+  currentPool = pool;
+}
+
+BufferPoolScope::~BufferPoolScope() {
+  currentPool = previous_;
+}
+
+BufferPool* currentBufferPool() {
+  return currentPool;
+}
+
+}  // namespace qopt::interp

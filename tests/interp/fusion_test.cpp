@@ -1,0 +1,378 @@
+// Conv + BatchNormalization + Relu/Clip chains run as one step: bitwise the same outputs as the
+// unfused nodes (RunOptions::fuse = false), less peak memory when fused, and no fusion where a
+// value inside the chain is seen by someone else or its parameters are not constants.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <unordered_set>
+
+#include "InterpTestUtil.h"
+#include "ops/Epilogue.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::interp {
+namespace {
+
+using namespace qopt::interp::testing;
+
+Array randomFloats(Shape shape, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
+  Array a(DataType::Float, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = dist(rng);
+  return a;
+}
+
+// Inputs with the values where Relu and Clip differ in detail: NaN, -0, infinities, huge.
+Array activationInputs(Shape shape, uint32_t seed) {
+  Array a = randomFloats(std::move(shape), seed);
+  float* p = a.data<float>();
+  const float specials[] = {
+      std::numeric_limits<float>::quiet_NaN(), -0.0f, 0.0f,  std::numeric_limits<float>::infinity(),
+      -std::numeric_limits<float>::infinity(), 1e30f, -1e30f};
+  for (size_t i = 0; i < std::size(specials) && static_cast<int64_t>(i * 7) < a.numel(); ++i) {
+    p[i * 7] = specials[i];
+  }
+  return a;
+}
+
+bool bitwiseEqual(const Array& a, const Array& b) {
+  return a.dataType() == b.dataType() && a.shape() == b.shape() &&
+         std::memcmp(a.bytes(), b.bytes(), a.byteSize()) == 0;
+}
+
+enum class Act { None, Relu, Clip6Attr, ClipInputs, ClipMinOnly };
+
+struct ChainCase {
+  std::string name;
+  Shape x;
+  int64_t filters;
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> strides;
+  int64_t group;
+  bool bias;
+  bool batchNorm;
+  Act act;
+  int threads = 1;
+};
+
+struct Built {
+  std::unique_ptr<GraphBuilder> builder;
+  Value* convOut = nullptr;
+  Value* result = nullptr;
+};
+
+Built buildChain(const ChainCase& c, uint32_t seed) {
+  Built built;
+  built.builder = std::make_unique<GraphBuilder>(c.act == Act::Clip6Attr ? 10 : 15);
+  GraphBuilder& b = *built.builder;
+  Value* x = b.input("x", DataType::Float);
+  Shape wShape = {c.filters, c.x[1] / c.group};
+  for (int64_t k : c.kernel) wShape.push_back(k);
+  std::vector<Value*> convInputs = {x, b.constant("w", randomFloats(wShape, seed + 1))};
+  if (c.bias) convInputs.push_back(b.constant("bias", randomFloats({c.filters}, seed + 2)));
+  Node* conv = b.node("Conv", convInputs);
+  conv->setName("conv");
+  conv->setAttr(Attribute::makeInt("group", c.group));
+  conv->setAttr(Attribute::makeInts("strides", c.strides));
+  std::vector<int64_t> pads;
+  for (int64_t k : c.kernel) pads.push_back(k / 2);
+  for (int64_t k : c.kernel) pads.push_back(k / 2);
+  conv->setAttr(Attribute::makeInts("pads", pads));
+  Value* y = conv->output(0);
+  built.convOut = y;
+  if (c.batchNorm) {
+    Node* bn = b.node("BatchNormalization",
+                      {y, b.constant("gamma", randomFloats({c.filters}, seed + 3, 0.2f, 2.0f)),
+                       b.constant("beta", randomFloats({c.filters}, seed + 4)),
+                       b.constant("mean", randomFloats({c.filters}, seed + 5)),
+                       b.constant("var", randomFloats({c.filters}, seed + 6, 0.01f, 4.0f))});
+    bn->setName("bn");
+    bn->setAttr(Attribute::makeFloat("epsilon", 1e-3f));
+    y = bn->output(0);
+  }
+  switch (c.act) {
+    case Act::None:
+      break;
+    case Act::Relu:
+      y = b.node("Relu", {y})->output(0);
+      break;
+    case Act::Clip6Attr: {
+      Node* clip = b.node("Clip", {y});
+      clip->setAttr(Attribute::makeFloat("min", 0.0f));
+      clip->setAttr(Attribute::makeFloat("max", 6.0f));
+      y = clip->output(0);
+      break;
+    }
+    case Act::ClipInputs:
+      y = b.node("Clip", {y, b.constant("lo", Array::scalar<float>(DataType::Float, -1.5f)),
+                          b.constant("hi", Array::scalar<float>(DataType::Float, 2.5f))})
+              ->output(0);
+      break;
+    case Act::ClipMinOnly:
+      y = b.node("Clip", {y, b.constant("lo", Array::scalar<float>(DataType::Float, 0.25f))})
+              ->output(0);
+      break;
+  }
+  b.output(y);
+  built.result = y;
+  return built;
+}
+
+struct RunResult {
+  Array output;
+  uint64_t peak;
+};
+
+RunResult runChain(const Graph& graph, const Array& x, bool fuse, int threads = 1) {
+  RunOptions options;
+  options.fuse = fuse;
+  options.threads = threads;
+  Interpreter interpreter(graph, options);
+  std::vector<Array> out = interpreter.run({{"x", x}});
+  return {out.at(0), interpreter.lastPeakBytes()};
+}
+
+class ConvChainFusion : public ::testing::TestWithParam<ChainCase> {};
+
+TEST_P(ConvChainFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
+  const ChainCase& c = GetParam();
+  Built built = buildChain(c, 11);
+  const Array x = activationInputs(c.x, 7);
+  RunResult fused = runChain(built.builder->graph(), x, true, c.threads);
+  RunResult unfused = runChain(built.builder->graph(), x, false, c.threads);
+  EXPECT_TRUE(bitwiseEqual(fused.output, unfused.output));
+  // Unfused, the convolution's output and the next node's are alive together.
+  EXPECT_EQ(fused.peak, fused.output.byteSize());
+  EXPECT_EQ(unfused.peak, 2 * fused.output.byteSize());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Chains, ConvChainFusion,
+    ::testing::Values(
+        ChainCase{
+            "conv_bn_clip6", {1, 8, 13, 11}, 12, {3, 3}, {1, 1}, 1, true, true, Act::Clip6Attr},
+        ChainCase{
+            "conv_bn_relu_no_bias", {2, 6, 9, 9}, 5, {3, 3}, {2, 2}, 1, false, true, Act::Relu},
+        ChainCase{"conv_bn", {1, 4, 10, 10}, 6, {3, 3}, {1, 1}, 1, true, true, Act::None},
+        ChainCase{"conv_relu", {1, 4, 10, 10}, 6, {3, 3}, {1, 1}, 1, true, false, Act::Relu},
+        ChainCase{
+            "conv_clip_inputs", {1, 4, 10, 10}, 6, {1, 1}, {1, 1}, 1, true, false, Act::ClipInputs},
+        ChainCase{"pointwise_bn_clip_min_only",
+                  {1, 16, 7, 9},
+                  24,
+                  {1, 1},
+                  {1, 1},
+                  1,
+                  false,
+                  true,
+                  Act::ClipMinOnly},
+        ChainCase{"depthwise_bn_clip6",
+                  {1, 8, 20, 20},
+                  8,
+                  {3, 3},
+                  {1, 1},
+                  8,
+                  false,
+                  true,
+                  Act::Clip6Attr},
+        ChainCase{"depthwise_stride2_bn_relu",
+                  {1, 8, 21, 20},
+                  8,
+                  {3, 3},
+                  {2, 2},
+                  8,
+                  true,
+                  true,
+                  Act::Relu},
+        ChainCase{
+            "grouped_bn_clip", {1, 8, 9, 9}, 8, {3, 3}, {1, 1}, 2, true, true, Act::ClipInputs},
+        ChainCase{"conv1d_bn_relu", {1, 4, 30}, 6, {3}, {1}, 1, true, true, Act::Relu},
+        ChainCase{"two_threads_bn_clip6",
+                  {1, 16, 40, 40},
+                  32,
+                  {3, 3},
+                  {1, 1},
+                  1,
+                  true,
+                  true,
+                  Act::Clip6Attr,
+                  2},
+        ChainCase{"two_threads_depthwise",
+                  {1, 16, 40, 40},
+                  16,
+                  {3, 3},
+                  {1, 1},
+                  16,
+                  true,
+                  true,
+                  Act::Relu,
+                  2}),
+    [](const ::testing::TestParamInfo<ChainCase>& info) { return info.param.name; });
+
+// The epilogue against the kernels it stands for, on the values where they could differ.
+TEST(ConvEpilogue, MatchesTheBatchNormalizationReluAndClipKernels) {
+  const int64_t channels = 3, inner = 37;
+  Array x = activationInputs({1, channels, inner}, 21);
+  x.data<float>()[inner + 1] = -0.0f;  // in every channel
+  x.data<float>()[2 * inner + 2] = std::numeric_limits<float>::quiet_NaN();
+  auto run = [&](const ConvEpilogue& epilogue) {
+    Array y(DataType::Float, x.shape());
+    std::memcpy(y.bytes(), x.bytes(), x.byteSize());
+    for (int64_t c = 0; c < channels; ++c) epilogue.apply(y.data<float>() + c * inner, inner, c);
+    return y;
+  };
+
+  ConvEpilogue relu;
+  relu.activation.kind = Activation::Kind::Relu;
+  EXPECT_TRUE(bitwiseEqual(run(relu), runOne("Relu", {x})));
+
+  for (auto [lo, hi] : {std::pair{0.0f, 6.0f}, std::pair{-0.0f, 1.0f}, std::pair{2.0f, -1.0f}}) {
+    ConvEpilogue clip;
+    clip.activation = {Activation::Kind::Clip, lo, hi};
+    Array expected =
+        runOne("Clip", {x, Array::scalar(DataType::Float, lo), Array::scalar(DataType::Float, hi)});
+    EXPECT_TRUE(bitwiseEqual(run(clip), expected)) << lo << " " << hi;
+  }
+
+  const Array gamma = randomFloats({channels}, 1), beta = randomFloats({channels}, 2);
+  const Array mean = randomFloats({channels}, 3), var = randomFloats({channels}, 4, 0.1f, 2.0f);
+  ConvEpilogue bn;
+  batchNormCoefficients(gamma.toFloatVector(), beta.toFloatVector(), mean.toFloatVector(),
+                        var.toFloatVector(), 1e-5f, bn.scale, bn.shift);
+  EXPECT_TRUE(bitwiseEqual(run(bn), runOne("BatchNormalization", {x, gamma, beta, mean, var})));
+}
+
+const ChainCase kPlain{"plain", {1, 4, 8, 8}, 6, {3, 3}, {1, 1}, 1, true, true, Act::Clip6Attr};
+
+TEST(ConvChainFusion, NotFusedWhenTheConvolutionOutputIsAlsoAGraphOutput) {
+  Built built = buildChain(kPlain, 3);
+  built.builder->output(built.convOut);
+  const Array x = randomFloats(kPlain.x, 5);
+  RunOptions options;
+  Interpreter fused(built.builder->graph(), options);
+  options.fuse = false;
+  Interpreter unfused(built.builder->graph(), options);
+  std::vector<Array> a = fused.run({{"x", x}});
+  std::vector<Array> b = unfused.run({{"x", x}});
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_TRUE(bitwiseEqual(a[0], b[0]));
+  EXPECT_TRUE(bitwiseEqual(a[1], b[1]));
+  EXPECT_EQ(fused.lastPeakBytes(), unfused.lastPeakBytes());
+}
+
+TEST(ConvChainFusion, NotFusedWhenBatchNormParametersAreComputed) {
+  GraphBuilder b(15);
+  Value* x = b.input("x", DataType::Float);
+  Value* gamma = b.input("gamma", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({3, 2, 1, 1}, 1))});
+  Node* bn = b.node("BatchNormalization",
+                    {conv->output(0), gamma, b.constant("beta", randomFloats({3}, 2)),
+                     b.constant("mean", randomFloats({3}, 3)),
+                     b.constant("var", randomFloats({3}, 4, 0.5f, 1.0f))});
+  b.output(bn->output(0));
+  std::map<std::string, Array> feeds = {{"x", randomFloats({1, 2, 4, 4}, 5)},
+                                        {"gamma", randomFloats({3}, 6)}};
+  RunOptions options;
+  Interpreter fused(b.graph(), options);
+  options.fuse = false;
+  Interpreter unfused(b.graph(), options);
+  EXPECT_TRUE(bitwiseEqual(fused.run(feeds).at(0), unfused.run(feeds).at(0)));
+  EXPECT_EQ(fused.lastPeakBytes(), unfused.lastPeakBytes());
+}
+
+TEST(ConvChainFusion, ClipWithComputedBoundsStaysOutOfTheChain) {
+  GraphBuilder b(15);
+  Value* x = b.input("x", DataType::Float);
+  Value* hi = b.input("hi", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({3, 2, 1, 1}, 1))});
+  Node* relu = b.node("Relu", {conv->output(0)});
+  Node* clip =
+      b.node("Clip", {relu->output(0), b.constant("lo", Array::scalar(DataType::Float, 0.5f)), hi});
+  b.output(clip->output(0));
+  std::map<std::string, Array> feeds = {{"x", randomFloats({1, 2, 4, 4}, 5)},
+                                        {"hi", Array::scalar(DataType::Float, 1.25f)}};
+  RunOptions options;
+  Interpreter fused(b.graph(), options);
+  options.fuse = false;
+  Interpreter unfused(b.graph(), options);
+  Array a = fused.run(feeds).at(0);
+  EXPECT_TRUE(bitwiseEqual(a, unfused.run(feeds).at(0)));
+  // Conv + Relu fused, Clip on its own: two activations alive at the Clip, as unfused.
+  EXPECT_EQ(fused.lastPeakBytes(), 2 * a.byteSize());
+  EXPECT_EQ(unfused.lastPeakBytes(), 2 * a.byteSize());
+}
+
+class Recorder : public CaptureObserver {
+ public:
+  std::unordered_set<const Value*> values;
+  std::map<std::string, Array> seen;
+  const std::unordered_set<const Value*>& wanted() const override { return values; }
+  void captured(const Value& value, const Array& array) override { seen[value.name()] = array; }
+};
+
+TEST(ConvChainFusion, AnObservedInnerValueIsComputedUnfused) {
+  Built built = buildChain(kPlain, 9);
+  const Array x = randomFloats(kPlain.x, 4);
+  RunOptions options;
+  options.fuse = false;
+  Interpreter reference(built.builder->graph(), options);
+  Recorder all;
+  all.values = {built.convOut, built.result};
+  Array expected = reference.run({{"x", x}}, &all).at(0);
+
+  Interpreter fused(built.builder->graph());
+  Recorder inner;
+  inner.values = {built.convOut};
+  Array a = fused.run({{"x", x}}, &inner).at(0);
+  EXPECT_TRUE(bitwiseEqual(a, expected));
+  ASSERT_EQ(inner.seen.count(built.convOut->name()), 1u);
+  EXPECT_TRUE(bitwiseEqual(inner.seen[built.convOut->name()], all.seen[built.convOut->name()]));
+
+  // Observing only the chain's result keeps it fused, and reports the result.
+  Recorder outer;
+  outer.values = {built.result};
+  Array b = fused.run({{"x", x}}, &outer).at(0);
+  EXPECT_TRUE(bitwiseEqual(b, expected));
+  EXPECT_EQ(fused.lastPeakBytes(), b.byteSize());
+  ASSERT_EQ(outer.seen.count(built.result->name()), 1u);
+  EXPECT_TRUE(bitwiseEqual(outer.seen[built.result->name()], expected));
+}
+
+TEST(ConvChainFusion, Float16RunsUnfused) {
+  GraphBuilder b(15);
+  Value* x = b.input("x", DataType::Float16);
+  Node* conv = b.node("Conv", {x, b.constant("w", halves({2, 2, 1, 1}, {0.5f, -1, 2, 0.25f}))});
+  Node* relu = b.node("Relu", {conv->output(0)});
+  b.output(relu->output(0));
+  Array in = halves({1, 2, 1, 2}, {1, -2, 3, 0.5f});
+  Interpreter fused(b.graph());
+  Array a = fused.run({{"x", in}}).at(0);
+  EXPECT_EQ(doubles(a), (std::vector<double>{0, 0, 2.75, 0}));
+  EXPECT_EQ(fused.lastPeakBytes(), 2 * a.byteSize());
+}
+
+TEST(ConvChainFusion, MismatchedBatchNormChannelsAreReportedByTheBatchNormalization) {
+  GraphBuilder b(15);
+  Value* x = b.input("x", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({3, 2, 1, 1}, 1))});
+  Node* bn =
+      b.node("BatchNormalization",
+             {conv->output(0), b.constant("gamma", randomFloats({4}, 2)),
+              b.constant("beta", randomFloats({4}, 3)), b.constant("mean", randomFloats({4}, 4)),
+              b.constant("var", randomFloats({4}, 5, 0.5f, 1.0f))});
+  bn->setName("bn_mismatch");
+  b.output(bn->output(0));
+  Interpreter fused(b.graph());
+  try {
+    fused.run({{"x", randomFloats({1, 2, 4, 4}, 6)}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bn_mismatch"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shape [3]"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace qopt::interp
