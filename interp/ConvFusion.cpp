@@ -6,13 +6,19 @@ namespace qopt::interp {
 
 namespace {
 
-// The one node consuming `v`, when there is exactly one use and `v` leaves the graph no other
-// way (graph outputs and values read by subgraphs are seen by others).
+// The one use of `v`, when there is exactly one and `v` leaves the graph no other way (graph
+// outputs and values read by subgraphs are seen by others).
+std::optional<Use> soleUse(const Value* v) {
+  if (v == nullptr || v->isGraphOutput() || v->uses().size() != 1) return std::nullopt;
+  const Use& use = v->uses().front();
+  if (use.user->graph() != v->graph()) return std::nullopt;
+  return use;
+}
+
+// The node consuming `v` as its first input, when that is `v`'s only use.
 const Node* soleConsumer(const Value* v) {
-  if (v == nullptr || v->isGraphOutput() || v->uses().size() != 1) return nullptr;
-  const Node* user = v->uses().front().user;
-  if (user->graph() != v->graph() || v->uses().front().index != 0) return nullptr;
-  return user;
+  std::optional<Use> use = soleUse(v);
+  return use && use->index == 0 ? use->user : nullptr;
 }
 
 bool onlyFirstOutputUsed(const Node& node) {
@@ -83,8 +89,10 @@ bool activationEpilogue(const Node& act, int64_t opset, const ConstantLookup& co
 
 }  // namespace
 
-std::vector<ConvChain> findConvChains(const Graph& graph, const ConstantLookup& constant,
-                                      const std::function<int64_t(const Node&)>& opsetOf) {
+std::vector<ConvChain> findConvChains(
+    const Graph& graph, const ConstantLookup& constant,
+    const std::function<int64_t(const Node&)>& opsetOf,
+    const std::function<bool(const Value*, const Node*)>& residualReady) {
   std::vector<ConvChain> chains;
   for (const Node* node : graph.nodes()) {
     if (!node->is("Conv") || node->numOutputs() != 1) continue;
@@ -94,13 +102,27 @@ std::vector<ConvChain> findConvChains(const Graph& graph, const ConstantLookup& 
     if (next != nullptr && next->is("BatchNormalization") &&
         batchNormEpilogue(*next, opsetOf(*next), constant, chain.epilogue)) {
       chain.batchNorm = next;
-      next = soleConsumer(next->output(0));
     }
+    const Value* value = chain.batchNorm ? chain.batchNorm->output(0) : node->output(0);
+    if (std::optional<Use> use = soleUse(value); use && use->user->is("Add") &&
+                                                 use->user->numInputs() == 2 && use->index <= 1 &&
+                                                 opsetOf(*use->user) >= 7) {
+      const Node* add = use->user;
+      const Value* other = add->input(1 - use->index);
+      if (other != nullptr && residualReady(other, node)) {
+        chain.add = add;
+        chain.residual = other;
+        chain.epilogue.addsResidual = true;
+        chain.epilogue.residualFirst = use->index == 1;
+        value = add->output(0);
+      }
+    }
+    next = soleConsumer(value);
     if (next != nullptr && next->numOutputs() == 1 &&
         activationEpilogue(*next, opsetOf(*next), constant, chain.epilogue.activation)) {
       chain.activation = next;
     }
-    if (chain.batchNorm != nullptr || chain.activation != nullptr) {
+    if (chain.batchNorm != nullptr || chain.add != nullptr || chain.activation != nullptr) {
       chains.push_back(std::move(chain));
     }
   }

@@ -51,11 +51,12 @@ struct Step {
   int32_t chain = -1;              // a Conv step that heads a fusable chain: its index
 };
 
-// A Conv + BatchNormalization + Relu/Clip chain (ConvFusion.h) as planned: when a run allows it,
-// the Conv step computes the chain's last output and the later steps of the chain are skipped.
+// A Conv + BatchNormalization + Add + Relu/Clip chain (ConvFusion.h) as planned: when a run
+// allows it, the Conv step computes the chain's last output and its later steps are skipped.
 struct PlannedChain {
   ConvChain chain;
-  std::vector<int32_t> laterSteps;  // the BatchNormalization and activation steps
+  ValueRef residual;                // the Add's other operand
+  std::vector<int32_t> laterSteps;  // the BatchNormalization, Add and activation steps
   std::vector<int32_t> innerSlots;  // values computed only inside the fused step
   int32_t outputSlot = -1;
 };
@@ -255,15 +256,26 @@ void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph) const {
     return c == gp.constantOf.end() ? nullptr : &gp.constants[static_cast<size_t>(c->second)];
   };
   auto opsetOf = [&](const Node& node) { return model.opsetVersion(node.domain()).value_or(0); };
-  std::vector<ConvChain> chains = findConvChains(graph, constant, opsetOf);
-  if (chains.empty()) return;
   std::unordered_map<const Node*, int32_t> stepOf;
   for (size_t i = 0; i < gp.steps.size(); ++i) stepOf[gp.steps[i].node] = static_cast<int32_t>(i);
+  // A residual must exist when the Conv runs: a constant, an input, or computed by an earlier step.
+  auto residualReady = [&](const Value* v, const Node* conv) {
+    const Node* producer = v->producer();
+    if (producer == nullptr || producer->graph() != &graph) return true;
+    auto it = stepOf.find(producer);
+    return it != stepOf.end() && it->second < stepOf.at(conv);
+  };
+  std::vector<ConvChain> chains = findConvChains(graph, constant, opsetOf, residualReady);
+  if (chains.empty()) return;
   for (ConvChain& chain : chains) {
     PlannedChain planned;
     int32_t head = stepOf.at(chain.conv);
     planned.innerSlots.push_back(gp.steps[static_cast<size_t>(head)].outputs[0]);
-    for (const Node* later : {chain.batchNorm, chain.activation}) {
+    if (chain.add != nullptr) {
+      const Step& add = gp.steps[static_cast<size_t>(stepOf.at(chain.add))];
+      planned.residual = add.inputs[chain.epilogue.residualFirst ? 0 : 1];
+    }
+    for (const Node* later : {chain.batchNorm, chain.add, chain.activation}) {
       if (later == nullptr) continue;
       int32_t step = stepOf.at(later);
       planned.laterSteps.push_back(step);
@@ -373,7 +385,14 @@ std::vector<Array> Interpreter::Plan::execute(
     KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, lookup};
     try {
       if (chain != nullptr) {
-        runConv(ctx, &chain->chain.epilogue);
+        const Array* residual = nullptr;
+        if (chain->residual.kind != ValueRef::Kind::Absent) {
+          residual = resolve(chain->residual, chain->chain.add, step.opset);
+        }
+        if (!runConv(ctx, &chain->chain.epilogue, residual)) {
+          chain = nullptr;
+          (*step.kernel)(ctx);
+        }
       } else {
         (*step.kernel)(ctx);
       }

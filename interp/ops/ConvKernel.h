@@ -1,7 +1,8 @@
 // The Conv kernel with an epilogue, for the interpreter's fused steps (Conv followed by
-// BatchNormalization and/or Relu/Clip).
+// BatchNormalization, a residual Add and/or Relu/Clip).
 #pragma once
 
+#include "qopt/interp/Array.h"
 #include "qopt/interp/Kernel.h"
 
 namespace qopt::interp {
@@ -9,7 +10,9 @@ namespace qopt::interp {
 struct ConvEpilogue;
 
 /// Runs the ONNX Conv node of `ctx`; a float32 convolution applies `epilogue` to its output
-/// (null: none, as the registered kernel).
-void runConv(KernelContext& ctx, const ConvEpilogue* epilogue);
+/// (null: none, as the registered kernel), adding `residual` when the epilogue adds one.
+/// Returns false, having computed nothing, when `residual` is not a float32 tensor of the
+/// output's shape (the caller then runs the nodes one by one).
+bool runConv(KernelContext& ctx, const ConvEpilogue* epilogue, const Array* residual = nullptr);
 
 }  // namespace qopt::interp

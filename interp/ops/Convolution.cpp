@@ -129,7 +129,10 @@ template <class T>
 [[gnu::always_inline]] inline void depthwisePlaneImpl(const T* __restrict x, const T* __restrict w,
                                                       T b, T* __restrict y, const WindowGeometry& g,
                                                       const DepthwisePlan& p, T* __restrict phases,
-                                                      T* __restrict block) {
+                                                      T* __restrict block,
+                                                      const ConvEpilogue* epilogue,
+                                                      int64_t channel) {
+  // With a residual the epilogue runs on the plane in y instead (depthwise2d).
   const int64_t ih = g.input[0], iw = g.input[1];
   const int64_t oh = g.output[0], ow = g.output[1];
   const int64_t sh = g.strides[0], sw = g.strides[1];
@@ -207,6 +210,10 @@ template <class T>
       }
       for (int64_t j = 0; j < kChunk; ++j) block[i + j] = acc[j];
     }
+    if constexpr (std::is_same_v<T, float>) {
+      // While the block is in L1 (its scratch columns are transformed too, harmlessly).
+      if (epilogue != nullptr) epilogue->apply(block, nullptr, rows * qw, channel);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t ox = 0; ox < ow; ++ox) y[(oy0 + r) * ow + ox] = block[r * qw + ox];
     }
@@ -215,18 +222,22 @@ template <class T>
 
 QOPT_VECTOR_CLONES
 void depthwisePlane(const float* x, const float* w, float b, float* y, const WindowGeometry& g,
-                    const DepthwisePlan& p, float* phases, float* block) {
-  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
+                    const DepthwisePlan& p, float* phases, float* block,
+                    const ConvEpilogue* epilogue, int64_t channel) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block, epilogue, channel);
 }
 
 void depthwisePlane(const double* x, const double* w, double b, double* y, const WindowGeometry& g,
-                    const DepthwisePlan& p, double* phases, double* block) {
-  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
+                    const DepthwisePlan& p, double* phases, double* block,
+                    const ConvEpilogue* epilogue, int64_t channel) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block, epilogue, channel);
 }
 
 template <class T>
 void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
-                 const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue) {
+                 const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue,
+                 const T* residual) {
+  const ConvEpilogue* inBlock = epilogue != nullptr && !epilogue->addsResidual ? epilogue : nullptr;
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();
   const int64_t taps = g.kernelSize();
   const int64_t multiplier = s.filters / s.channels;
@@ -242,9 +253,11 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
       const int64_t n = plane / s.filters, m = plane % s.filters;
       depthwisePlane(x + (n * s.channels + m / multiplier) * inSize, w + m * taps,
                      bias != nullptr ? bias[m] : T(0), y + plane * outSize, g, plan, scratch,
-                     scratch + phaseFloats);
+                     scratch + phaseFloats, inBlock, m);
       if constexpr (std::is_same_v<T, float>) {
-        if (epilogue != nullptr) epilogue->apply(y + plane * outSize, outSize, m);
+        if (epilogue != nullptr && inBlock == nullptr) {
+          epilogue->apply(y + plane * outSize, residual + plane * outSize, outSize, m);
+        }
       }
     }
   });
@@ -254,7 +267,8 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
 
 template <class T>
 void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
-              const WindowGeometry& geometry, ThreadPool* pool, const ConvEpilogue* epilogue) {
+              const WindowGeometry& geometry, ThreadPool* pool, const ConvEpilogue* epilogue,
+              const T* residual) {
   if constexpr (!std::is_same_v<T, float>) {
     if (epilogue != nullptr) throw std::logic_error("convolution epilogues are float only");
   }
@@ -263,14 +277,18 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
   if (cg == 1 && s.groups == s.channels && g.spatialRank == 2 && !g.isPointwise() &&
       g.strides[1] <= kMaxStride) {
-    depthwise2d(x, w, bias, y, s, g, pool, epilogue);
+    depthwise2d(x, w, bias, y, s, g, pool, epilogue, residual);
     return;
   }
   const int64_t k = cg * g.kernelSize();
   const int64_t cols = g.outputSize();
   const int64_t inSize = g.inputSize();
   const bool pointwise = g.isPointwise();
-  const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
+  Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
+  if (pointwise && epilogue != nullptr) {
+    // The epilogue should find its tile in cache: cut the output into column blocks.
+    t = tiling(s.batch, s.groups, cols, mg, sizeof(T), true, threadsOf(pool));
+  }
   parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
     T* col = pointwise ? nullptr : columnBuffer<T>(k * t.tile);
     for (int64_t item = i0; item < i1; ++item) {
@@ -296,7 +314,11 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
            bias != nullptr ? T(1) : T(0), yg, cols, nullptr);
       if constexpr (std::is_same_v<T, float>) {
         if (epilogue != nullptr) {
-          for (int64_t m = 0; m < mg; ++m) epilogue->apply(yg + m * cols, count, grp * mg + m);
+          for (int64_t m = 0; m < mg; ++m) {
+            const int64_t offset = (yg - y) + m * cols;
+            epilogue->apply(yg + m * cols, residual ? residual + offset : nullptr, count,
+                            grp * mg + m);
+          }
         }
       }
     }
@@ -405,10 +427,11 @@ void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_
 }
 
 template void convolve<float>(const float*, const float*, const float*, float*, const ConvShape&,
-                              const WindowGeometry&, ThreadPool*, const ConvEpilogue*);
+                              const WindowGeometry&, ThreadPool*, const ConvEpilogue*,
+                              const float*);
 template void convolve<double>(const double*, const double*, const double*, double*,
                                const ConvShape&, const WindowGeometry&, ThreadPool*,
-                               const ConvEpilogue*);
+                               const ConvEpilogue*, const double*);
 template void convolveTranspose<float>(const float*, const float*, const float*, float*,
                                        const ConvShape&, const WindowGeometry&, ThreadPool*);
 template void convolveTranspose<double>(const double*, const double*, const double*, double*,

@@ -22,10 +22,12 @@ struct ConvShape {
 
 /// y[N, M, out...] = conv(x[N, C, in...], w[M, C / groups, k...]) + bias[M] (bias may be null).
 /// T is float or double; accumulation is in T. A float convolution may apply `epilogue` (null:
-/// none) to each output tile right after computing it.
+/// none) to each output tile right after computing it; `residual` is the tensor of y's shape
+/// that the epilogue adds, if it adds one.
 template <class T>
 void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
-              const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue = nullptr);
+              const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue = nullptr,
+              const T* residual = nullptr);
 
 /// ConvTranspose: y[N, M, out...] from x[N, C, in...] and w[C, M / groups, k...]. Here `g.input`
 /// is x's spatial dims and `g.output` y's; pads are those of the forward convolution that maps y

@@ -66,7 +66,7 @@ std::vector<int64_t> spatialDims(const Shape& s) {
 
 }  // namespace
 
-void runConv(KernelContext& ctx, const ConvEpilogue* epilogue) {
+bool runConv(KernelContext& ctx, const ConvEpilogue* epilogue, const Array* residual) {
   const Array& x = ctx.in(0);
   if (epilogue != nullptr && x.dataType() != DataType::Float) {
     throw Error(ErrorKind::Internal, {}, {}, "a convolution epilogue needs float32 tensors");
@@ -83,10 +83,16 @@ void runConv(KernelContext& ctx, const ConvEpilogue* epilogue) {
                             s.filters));
   }
   const WindowGeometry g = windowGeometry(ctx, x.shape(), {spatialDims(w.shape())});
-  Array y(x.dataType(), windowOutputShape(x.shape(), s.filters, g));
+  Shape yShape = windowOutputShape(x.shape(), s.filters, g);
+  const bool addsResidual = epilogue != nullptr && epilogue->addsResidual;
+  if (addsResidual && (residual == nullptr || residual->dataType() != DataType::Float ||
+                       residual->shape() != yShape)) {
+    return false;
+  }
+  Array y(x.dataType(), std::move(yShape));
   if (y.numel() == 0) {
     ctx.outputs[0] = std::move(y);
-    return;
+    return true;
   }
   if (x.dataType() == DataType::Double) {
     convolve(x.data<double>(), w.data<double>(), bias ? bias->data<double>() : nullptr,
@@ -97,10 +103,12 @@ void runConv(KernelContext& ctx, const ConvEpilogue* epilogue) {
     std::optional<FloatInput> fb;
     if (bias) fb.emplace(*bias);
     FloatOutput fy(y);
-    convolve(fx.data(), fw.data(), fb ? fb->data() : nullptr, fy.data(), s, g, ctx.pool, epilogue);
+    convolve(fx.data(), fw.data(), fb ? fb->data() : nullptr, fy.data(), s, g, ctx.pool, epilogue,
+             addsResidual ? residual->data<float>() : nullptr);
     fy.commit();
   }
   ctx.outputs[0] = std::move(y);
+  return true;
 }
 
 namespace {

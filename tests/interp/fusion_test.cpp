@@ -220,7 +220,8 @@ TEST(ConvEpilogue, MatchesTheBatchNormalizationReluAndClipKernels) {
   auto run = [&](const ConvEpilogue& epilogue) {
     Array y(DataType::Float, x.shape());
     std::memcpy(y.bytes(), x.bytes(), x.byteSize());
-    for (int64_t c = 0; c < channels; ++c) epilogue.apply(y.data<float>() + c * inner, inner, c);
+    for (int64_t c = 0; c < channels; ++c)
+      epilogue.apply(y.data<float>() + c * inner, nullptr, inner, c);
     return y;
   };
 
@@ -242,6 +243,81 @@ TEST(ConvEpilogue, MatchesTheBatchNormalizationReluAndClipKernels) {
   batchNormCoefficients(gamma.toFloatVector(), beta.toFloatVector(), mean.toFloatVector(),
                         var.toFloatVector(), 1e-5f, bn.scale, bn.shift);
   EXPECT_TRUE(bitwiseEqual(run(bn), runOne("BatchNormalization", {x, gamma, beta, mean, var})));
+}
+
+// Conv -> BatchNormalization -> Add(residual) -> Relu, the residual a graph input of the output's
+// shape (or, when `residualShape` says so, one that broadcasts), on either side of the Add.
+struct ResidualCase {
+  std::string name;
+  bool residualFirst;
+  bool batchNorm;
+  bool relu;
+  Shape residualShape;
+  bool fuses;
+};
+
+class ResidualFusion : public ::testing::TestWithParam<ResidualCase> {};
+
+TEST_P(ResidualFusion, FusedIsBitwiseTheUnfused) {
+  const ResidualCase& c = GetParam();
+  GraphBuilder b(15);
+  Value* x = b.input("x", DataType::Float);
+  Value* skip = b.input("skip", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({6, 4, 3, 3}, 1)),
+                               b.constant("bias", randomFloats({6}, 2))});
+  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
+  Value* y = conv->output(0);
+  if (c.batchNorm) {
+    y = b.node("BatchNormalization",
+               {y, b.constant("gamma", randomFloats({6}, 3)),
+                b.constant("beta", randomFloats({6}, 4)), b.constant("mean", randomFloats({6}, 5)),
+                b.constant("var", randomFloats({6}, 6, 0.1f, 2.0f))})
+            ->output(0);
+  }
+  y = (c.residualFirst ? b.node("Add", {skip, y}) : b.node("Add", {y, skip}))->output(0);
+  if (c.relu) y = b.node("Relu", {y})->output(0);
+  b.output(y);
+  std::map<std::string, Array> feeds = {{"x", activationInputs({2, 4, 9, 7}, 7)},
+                                        {"skip", activationInputs(c.residualShape, 8)}};
+  RunOptions options;
+  Interpreter fused(b.graph(), options);
+  options.fuse = false;
+  Interpreter unfused(b.graph(), options);
+  Array a = fused.run(feeds).at(0);
+  EXPECT_TRUE(bitwiseEqual(a, unfused.run(feeds).at(0)));
+  const uint64_t stages = 1 + (c.batchNorm ? 1 : 0) + 1 + (c.relu ? 1 : 0);
+  EXPECT_EQ(unfused.lastPeakBytes(), (stages > 1 ? 2 : 1) * a.byteSize());
+  EXPECT_EQ(fused.lastPeakBytes(), (c.fuses ? 1 : 2) * a.byteSize());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Residuals, ResidualFusion,
+    ::testing::Values(ResidualCase{"bn_add_relu", false, true, true, {2, 6, 9, 7}, true},
+                      ResidualCase{
+                          "bn_add_relu_residual_first", true, true, true, {2, 6, 9, 7}, true},
+                      ResidualCase{"add_only", false, false, false, {2, 6, 9, 7}, true},
+                      ResidualCase{"bn_add", true, true, false, {2, 6, 9, 7}, true},
+                      // A residual that broadcasts is left to the Add kernel.
+                      ResidualCase{"broadcast_residual", false, true, true, {1, 6, 1, 1}, false}),
+    [](const ::testing::TestParamInfo<ResidualCase>& info) { return info.param.name; });
+
+TEST(ResidualFusion, AResidualComputedAfterTheConvolutionIsNotWaitedFor) {
+  GraphBuilder b(15);
+  Value* x = b.input("x", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({4, 4, 1, 1}, 1))});
+  Node* shortcut = b.node("Neg", {x});  // after the Conv in node order
+  Node* add = b.node("Add", {conv->output(0), shortcut->output(0)});
+  Node* relu = b.node("Relu", {add->output(0)});
+  b.output(relu->output(0));
+  std::map<std::string, Array> feeds = {{"x", randomFloats({1, 4, 5, 5}, 2)}};
+  RunOptions options;
+  Interpreter fused(b.graph(), options);
+  options.fuse = false;
+  Interpreter unfused(b.graph(), options);
+  Array a = fused.run(feeds).at(0);
+  EXPECT_TRUE(bitwiseEqual(a, unfused.run(feeds).at(0)));
+  // Conv + Relu is not a chain here (the Add sits between them): nothing fused.
+  EXPECT_EQ(fused.lastPeakBytes(), unfused.lastPeakBytes());
 }
 
 const ChainCase kPlain{"plain", {1, 4, 8, 8}, 6, {3, 3}, {1, 1}, 1, true, true, Act::Clip6Attr};
