@@ -120,18 +120,33 @@ Built buildChain(const ChainCase& c, uint32_t seed) {
   return built;
 }
 
-struct RunResult {
-  Array output;
-  uint64_t peak;
+// One graph run fused and unfused on the same inputs.
+struct BothWays {
+  std::vector<Array> fused, unfused;
+  uint64_t fusedPeak = 0, unfusedPeak = 0;
+
+  // Every output bitwise the same.
+  bool same() const {
+    if (fused.size() != unfused.size()) return false;
+    for (size_t i = 0; i < fused.size(); ++i) {
+      if (!bitwiseEqual(fused[i], unfused[i])) return false;
+    }
+    return true;
+  }
 };
 
-RunResult runChain(const Graph& graph, const Array& x, bool fuse, int threads = 1) {
-  RunOptions options;
-  options.fuse = fuse;
-  options.threads = threads;
-  Interpreter interpreter(graph, options);
-  std::vector<Array> out = interpreter.run({{"x", x}});
-  return {out.at(0), interpreter.lastPeakBytes()};
+BothWays runBothWays(const Graph& graph, const std::map<std::string, Array>& feeds,
+                     int threads = 1) {
+  BothWays result;
+  for (bool fuse : {true, false}) {
+    RunOptions options;
+    options.fuse = fuse;
+    options.threads = threads;
+    Interpreter interpreter(graph, options);
+    (fuse ? result.fused : result.unfused) = interpreter.run(feeds);
+    (fuse ? result.fusedPeak : result.unfusedPeak) = interpreter.lastPeakBytes();
+  }
+  return result;
 }
 
 class ConvChainFusion : public ::testing::TestWithParam<ChainCase> {};
@@ -139,13 +154,11 @@ class ConvChainFusion : public ::testing::TestWithParam<ChainCase> {};
 TEST_P(ConvChainFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
   const ChainCase& c = GetParam();
   Built built = buildChain(c, 11);
-  const Array x = activationInputs(c.x, 7);
-  RunResult fused = runChain(built.builder->graph(), x, true, c.threads);
-  RunResult unfused = runChain(built.builder->graph(), x, false, c.threads);
-  EXPECT_TRUE(bitwiseEqual(fused.output, unfused.output));
+  BothWays r = runBothWays(built.builder->graph(), {{"x", activationInputs(c.x, 7)}}, c.threads);
+  EXPECT_TRUE(r.same());
   // Unfused, the convolution's output and the next node's are alive together.
-  EXPECT_EQ(fused.peak, fused.output.byteSize());
-  EXPECT_EQ(unfused.peak, 2 * fused.output.byteSize());
+  EXPECT_EQ(r.fusedPeak, r.fused.at(0).byteSize());
+  EXPECT_EQ(r.unfusedPeak, 2 * r.fused.at(0).byteSize());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -279,15 +292,11 @@ TEST_P(ResidualFusion, FusedIsBitwiseTheUnfused) {
   b.output(y);
   std::map<std::string, Array> feeds = {{"x", activationInputs({2, 4, 9, 7}, 7)},
                                         {"skip", activationInputs(c.residualShape, 8)}};
-  RunOptions options;
-  Interpreter fused(b.graph(), options);
-  options.fuse = false;
-  Interpreter unfused(b.graph(), options);
-  Array a = fused.run(feeds).at(0);
-  EXPECT_TRUE(bitwiseEqual(a, unfused.run(feeds).at(0)));
-  const uint64_t stages = 1 + (c.batchNorm ? 1 : 0) + 1 + (c.relu ? 1 : 0);
-  EXPECT_EQ(unfused.lastPeakBytes(), (stages > 1 ? 2 : 1) * a.byteSize());
-  EXPECT_EQ(fused.lastPeakBytes(), (c.fuses ? 1 : 2) * a.byteSize());
+  BothWays r = runBothWays(b.graph(), feeds);
+  EXPECT_TRUE(r.same());
+  const uint64_t bytes = r.fused.at(0).byteSize();
+  EXPECT_EQ(r.unfusedPeak, 2 * bytes);
+  EXPECT_EQ(r.fusedPeak, (c.fuses ? 1 : 2) * bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -309,15 +318,10 @@ TEST(ResidualFusion, AResidualComputedAfterTheConvolutionIsNotWaitedFor) {
   Node* add = b.node("Add", {conv->output(0), shortcut->output(0)});
   Node* relu = b.node("Relu", {add->output(0)});
   b.output(relu->output(0));
-  std::map<std::string, Array> feeds = {{"x", randomFloats({1, 4, 5, 5}, 2)}};
-  RunOptions options;
-  Interpreter fused(b.graph(), options);
-  options.fuse = false;
-  Interpreter unfused(b.graph(), options);
-  Array a = fused.run(feeds).at(0);
-  EXPECT_TRUE(bitwiseEqual(a, unfused.run(feeds).at(0)));
+  BothWays r = runBothWays(b.graph(), {{"x", randomFloats({1, 4, 5, 5}, 2)}});
+  EXPECT_TRUE(r.same());
   // Conv + Relu is not a chain here (the Add sits between them): nothing fused.
-  EXPECT_EQ(fused.lastPeakBytes(), unfused.lastPeakBytes());
+  EXPECT_EQ(r.fusedPeak, r.unfusedPeak);
 }
 
 const ChainCase kPlain{"plain", {1, 4, 8, 8}, 6, {3, 3}, {1, 1}, 1, true, true, Act::Clip6Attr};
@@ -325,17 +329,10 @@ const ChainCase kPlain{"plain", {1, 4, 8, 8}, 6, {3, 3}, {1, 1}, 1, true, true, 
 TEST(ConvChainFusion, NotFusedWhenTheConvolutionOutputIsAlsoAGraphOutput) {
   Built built = buildChain(kPlain, 3);
   built.builder->output(built.convOut);
-  const Array x = randomFloats(kPlain.x, 5);
-  RunOptions options;
-  Interpreter fused(built.builder->graph(), options);
-  options.fuse = false;
-  Interpreter unfused(built.builder->graph(), options);
-  std::vector<Array> a = fused.run({{"x", x}});
-  std::vector<Array> b = unfused.run({{"x", x}});
-  ASSERT_EQ(a.size(), 2u);
-  EXPECT_TRUE(bitwiseEqual(a[0], b[0]));
-  EXPECT_TRUE(bitwiseEqual(a[1], b[1]));
-  EXPECT_EQ(fused.lastPeakBytes(), unfused.lastPeakBytes());
+  BothWays r = runBothWays(built.builder->graph(), {{"x", randomFloats(kPlain.x, 5)}});
+  ASSERT_EQ(r.fused.size(), 2u);
+  EXPECT_TRUE(r.same());
+  EXPECT_EQ(r.fusedPeak, r.unfusedPeak);
 }
 
 TEST(ConvChainFusion, NotFusedWhenBatchNormParametersAreComputed) {
@@ -350,12 +347,9 @@ TEST(ConvChainFusion, NotFusedWhenBatchNormParametersAreComputed) {
   b.output(bn->output(0));
   std::map<std::string, Array> feeds = {{"x", randomFloats({1, 2, 4, 4}, 5)},
                                         {"gamma", randomFloats({3}, 6)}};
-  RunOptions options;
-  Interpreter fused(b.graph(), options);
-  options.fuse = false;
-  Interpreter unfused(b.graph(), options);
-  EXPECT_TRUE(bitwiseEqual(fused.run(feeds).at(0), unfused.run(feeds).at(0)));
-  EXPECT_EQ(fused.lastPeakBytes(), unfused.lastPeakBytes());
+  BothWays r = runBothWays(b.graph(), feeds);
+  EXPECT_TRUE(r.same());
+  EXPECT_EQ(r.fusedPeak, r.unfusedPeak);
 }
 
 TEST(ConvChainFusion, ClipWithComputedBoundsStaysOutOfTheChain) {
@@ -369,15 +363,11 @@ TEST(ConvChainFusion, ClipWithComputedBoundsStaysOutOfTheChain) {
   b.output(clip->output(0));
   std::map<std::string, Array> feeds = {{"x", randomFloats({1, 2, 4, 4}, 5)},
                                         {"hi", Array::scalar(DataType::Float, 1.25f)}};
-  RunOptions options;
-  Interpreter fused(b.graph(), options);
-  options.fuse = false;
-  Interpreter unfused(b.graph(), options);
-  Array a = fused.run(feeds).at(0);
-  EXPECT_TRUE(bitwiseEqual(a, unfused.run(feeds).at(0)));
+  BothWays r = runBothWays(b.graph(), feeds);
+  EXPECT_TRUE(r.same());
   // Conv + Relu fused, Clip on its own: two activations alive at the Clip, as unfused.
-  EXPECT_EQ(fused.lastPeakBytes(), 2 * a.byteSize());
-  EXPECT_EQ(unfused.lastPeakBytes(), 2 * a.byteSize());
+  EXPECT_EQ(r.fusedPeak, 2 * r.fused.at(0).byteSize());
+  EXPECT_EQ(r.unfusedPeak, 2 * r.fused.at(0).byteSize());
 }
 
 class Recorder : public CaptureObserver {
