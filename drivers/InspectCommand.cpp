@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/Inspect.h"
+#include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/TextFormat.h"
 #include "qopt/pass/PassContext.h"
@@ -30,6 +31,11 @@ constexpr const char* kInspectHelp =
     "  --json                 Print JSON instead of the table\n"
     "  --input-shapes=<spec>  Fix dynamic input dims: name:1x3x224x224,other:1x10\n"
     "  --seed=<n>             Seed of the random inputs (default 0)\n"
+    "  --max-model-bytes=<n>  Largest model file read (default: no limit besides 2 GiB)\n"
+    "  --max-nesting-depth=<n>        Deepest subgraph nesting accepted, 1-1024 (default 64)\n"
+    "  --protobuf-recursion-limit=<n> Protobuf recursion limit, 16-4096 (default 256)\n"
+    "  --max-tensor-bytes=<n> Largest tensor the interpreter allocates (default: 16 GiB or half\n"
+    "                         the memory)\n"
     "  --help                 Show this text\n";
 
 Error usage(const std::string& message) {
@@ -41,12 +47,32 @@ struct InspectOptions {
   bool help = false;
   std::string inputShapes;
   uint64_t seed = 0;
+  LoadOptions load;
+  uint64_t maxTensorBytes = 0;  // 0: the interpreter's default
   std::string model;
 };
 
+// A whole number in [lo, hi] for option `name`.
+uint64_t numberOption(const std::string& name, const std::string& value, uint64_t lo, uint64_t hi) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size()) {
+    throw usage(fmt::format("bad value '{}' for option '--{}' (a number expected)", value, name));
+  }
+  if (n < lo || n > hi) throw usage(fmt::format("--{} must be from {} to {}", name, lo, hi));
+  return n;
+}
+
 InspectOptions parseInspectArgs(int argc, char** argv) {
   InspectOptions options;
-  static const std::vector<std::string> kFlags = {"json", "input-shapes", "seed", "help"};
+  static const std::vector<std::string> kFlags = {"json",
+                                                  "input-shapes",
+                                                  "seed",
+                                                  "help",
+                                                  "max-model-bytes",
+                                                  "max-nesting-depth",
+                                                  "max-tensor-bytes",
+                                                  "protobuf-recursion-limit"};
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg.size() < 2 || arg[0] != '-') {
@@ -79,10 +105,19 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
       options.inputShapes = value;
     } else if (body == "seed") {
       needValue();
-      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), options.seed);
-      if (ec != std::errc() || end != value.data() + value.size()) {
-        throw usage(fmt::format("bad value '{}' for option '--seed' (a number expected)", value));
-      }
+      options.seed = numberOption(body, value, 0, UINT64_MAX);
+    } else if (body == "max-model-bytes") {
+      needValue();
+      options.load.maxFileBytes = numberOption(body, value, 1, UINT64_MAX);
+    } else if (body == "max-nesting-depth") {
+      needValue();
+      options.load.maxNestingDepth = static_cast<int>(numberOption(body, value, 1, 1024));
+    } else if (body == "protobuf-recursion-limit") {
+      needValue();
+      options.load.protobufRecursionLimit = static_cast<int>(numberOption(body, value, 16, 4096));
+    } else if (body == "max-tensor-bytes") {
+      needValue();
+      options.maxTensorBytes = numberOption(body, value, 1, UINT64_MAX);
     } else {
       throw usage(
           fmt::format("unknown option '{}' for qopt inspect{}", arg, didYouMean(body, kFlags)));
@@ -102,7 +137,8 @@ int runInspectCommand(int argc, char** argv, std::ostream& out, std::ostream&) {
   if (options.model.empty()) throw usage("qopt inspect: missing MODEL (see qopt inspect --help)");
   std::vector<InputShape> shapes;
   if (!options.inputShapes.empty()) shapes = parseInputShapes(options.inputShapes);
-  std::unique_ptr<Model> model = loadModelAnyFormat(options.model);
+  std::unique_ptr<Model> model = loadModelAnyFormat(options.model, options.load);
+  if (options.maxTensorBytes != 0) interp::setDefaultMaxTensorBytes(options.maxTensorBytes);
   analysis::InspectResult result;
   try {
     result = analysis::inspectGraph(model->graph(), shapes, options.seed);
