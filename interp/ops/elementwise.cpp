@@ -7,6 +7,7 @@
 
 #include "Broadcast.h"
 #include "KernelSupport.h"
+#include "VectorMath.h"
 
 namespace qopt::interp {
 
@@ -27,6 +28,23 @@ void unaryFloat(KernelContext& ctx, F f) {
       for (int64_t i = b; i < e; ++i) o[i] = fromCompute<T>(f(toCompute(in[i])));
     });
   });
+  ctx.outputs[0] = std::move(out);
+}
+
+/// out = f(x) for floating point x, where float32 arrays go through `vectorF(in, out, n)` (exp
+/// and erf through the vector math library) and other types through `f`.
+template <class F>
+void unaryFloatVectorized(KernelContext& ctx, void (*vectorF)(const float*, float*, int64_t), F f) {
+  const Array& x = ctx.in(0);
+  if (x.dataType() != DataType::Float) {
+    unaryFloat(ctx, f);
+    return;
+  }
+  Array out(x.dataType(), x.shape());
+  const float* in = x.data<float>();
+  float* o = out.data<float>();
+  parallelFor(ctx.pool, x.numel(), kElementwiseGrain,
+              [&](int64_t b, int64_t e) { vectorF(in + b, o + b, e - b); });
   ctx.outputs[0] = std::move(out);
 }
 
@@ -77,8 +95,12 @@ void registerUnary(KernelRegistry& r) {
     return e / (C(1) + e);
   });
   addFloat("Tanh", 1, [](auto x) { return std::tanh(x); });
-  addFloat("Erf", 9, [](auto x) { return erfOf(x); });
-  addFloat("Exp", 1, [](auto x) { return std::exp(x); });
+  r.add("", "Erf", 9, [](KernelContext& ctx) {
+    unaryFloatVectorized(ctx, erfFloats, [](auto x) { return erfOf(x); });
+  });
+  r.add("", "Exp", 1, [](KernelContext& ctx) {
+    unaryFloatVectorized(ctx, expFloats, [](auto x) { return std::exp(x); });
+  });
   addFloat("Log", 1, [](auto x) { return std::log(x); });
   addFloat("Sqrt", 1, [](auto x) { return std::sqrt(x); });
   addFloat("Reciprocal", 1, [](auto x) { return decltype(x)(1) / x; });
@@ -172,10 +194,22 @@ void registerUnary(KernelRegistry& r) {
         return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
       });
     } else if (approximate == "none") {
-      unaryFloat(ctx, [](auto x) {
+      auto gelu = [](auto x) {
         using C = decltype(x);
         return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));
-      });
+      };
+      // float32: the same formula with erf over blocks of the array.
+      auto geluFloats = [](const float* x, float* y, int64_t n) {
+        constexpr int64_t kBlock = 256;
+        float t[kBlock];
+        for (int64_t b = 0; b < n; b += kBlock) {
+          const int64_t m = std::min(kBlock, n - b);
+          for (int64_t i = 0; i < m; ++i) t[i] = x[b + i] * 0.7071067811865476f;
+          erfFloats(t, t, m);
+          for (int64_t i = 0; i < m; ++i) y[b + i] = 0.5f * x[b + i] * (1.0f + t[i]);
+        }
+      };
+      unaryFloatVectorized(ctx, +geluFloats, gelu);
     } else {
       ctx.fail(fmt::format("unknown approximate '{}' (none or tanh)", approximate));
     }

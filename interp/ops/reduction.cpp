@@ -7,6 +7,7 @@
 
 #include "ArrayOps.h"
 #include "KernelSupport.h"
+#include "VectorMath.h"
 
 namespace qopt::interp {
 
@@ -240,6 +241,7 @@ void softmax(KernelContext& ctx, SoftmaxKind kind) {
     int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(1, v.n));
     parallelFor(ctx.pool, lines, grain, [&](int64_t l0, int64_t l1) {
       std::vector<C> buf(static_cast<size_t>(v.n));
+      std::vector<C> shifted(kind == SoftmaxKind::LogSoftmax ? static_cast<size_t>(v.n) : 0);
       for (int64_t line = l0; line < l1; ++line) {
         int64_t base = (line / v.inner) * v.n * v.inner + line % v.inner;
         C maxValue = -std::numeric_limits<C>::infinity();
@@ -259,10 +261,23 @@ void softmax(KernelContext& ctx, SoftmaxKind kind) {
           continue;
         }
         double sum = 0;
-        for (int64_t j = 0; j < v.n; ++j) {
-          C e = std::exp(buf[j] - maxValue);
-          sum += e;
-          if (kind == SoftmaxKind::Softmax) buf[j] = e;
+        if constexpr (std::is_same_v<C, float>) {
+          // exp over the whole line through the vector math library, then summed in order.
+          if (kind == SoftmaxKind::Softmax) {
+            for (int64_t j = 0; j < v.n; ++j) buf[j] -= maxValue;
+            expFloats(buf.data(), buf.data(), v.n);
+            for (int64_t j = 0; j < v.n; ++j) sum += buf[j];
+          } else {
+            for (int64_t j = 0; j < v.n; ++j) shifted[j] = buf[j] - maxValue;
+            expFloats(shifted.data(), shifted.data(), v.n);
+            for (int64_t j = 0; j < v.n; ++j) sum += shifted[j];
+          }
+        } else {
+          for (int64_t j = 0; j < v.n; ++j) {
+            C e = std::exp(buf[j] - maxValue);
+            sum += e;
+            if (kind == SoftmaxKind::Softmax) buf[j] = e;
+          }
         }
         if (kind == SoftmaxKind::Softmax) {
           C inv = static_cast<C>(1.0 / sum);
