@@ -30,10 +30,6 @@ void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOf
 
 namespace {
 
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
 // Copies rows [rowBegin, rowEnd) of the collapsed output; T is an element-sized word.
 template <class T>
 void stridedRows(const T* in, int64_t base, T* out, const std::vector<int64_t>& dims,
@@ -116,24 +112,8 @@ void stridedCopy(const Array& in, int64_t base, const std::vector<int64_t>& stri
     parallelFor(pool, rows, grain,
                 [&](int64_t r0, int64_t r1) { stridedRows(src, base, dst, dims, st, r0, r1); });
   };
-  switch (in.elementSize()) {
-    case 1:
-      run(static_cast<uint8_t*>(nullptr));
-      break;
-    case 2:
-      run(static_cast<uint16_t*>(nullptr));
-      break;
-    case 4:
-      run(static_cast<uint32_t*>(nullptr));
-      break;
-    case 8:
-      run(static_cast<uint64_t*>(nullptr));
-      break;
-    case 16:
-      run(static_cast<Bytes16*>(nullptr));
-      break;
-    default:
-      throw Error(fmt::format("cannot copy elements of {} bytes", in.elementSize()));
+  if (!dispatchWord(in.elementSize(), run)) {
+    throw Error(fmt::format("cannot copy elements of {} bytes", in.elementSize()));
   }
 }
 

@@ -22,6 +22,36 @@ void stridedCopy(const Array& in, int64_t base, const std::vector<int64_t>& stri
 /// out = a with its axes permuted: out.shape[i] = a.shape[perm[i]].
 Array transposeArray(const Array& a, const std::vector<int64_t>& perm, ThreadPool* pool = nullptr);
 
+/// A 16-byte element moved as one word.
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
+/// Calls `run(static_cast<W*>(nullptr))` with W an unsigned word of `bytes` bytes (1, 2, 4, 8 or
+/// 16), for code that moves elements without looking at them. False for other sizes.
+template <class F>
+bool dispatchWord(size_t bytes, F&& run) {
+  switch (bytes) {
+    case 1:
+      run(static_cast<uint8_t*>(nullptr));
+      return true;
+    case 2:
+      run(static_cast<uint16_t*>(nullptr));
+      return true;
+    case 4:
+      run(static_cast<uint32_t*>(nullptr));
+      return true;
+    case 8:
+      run(static_cast<uint64_t*>(nullptr));
+      return true;
+    case 16:
+      run(static_cast<Bytes16*>(nullptr));
+      return true;
+    default:
+      return false;
+  }
+}
+
 /// Copies `count` elements between arrays of the same type.
 void copyElements(const Array& src, int64_t srcOffset, Array& dst, int64_t dstOffset,
                   int64_t count);

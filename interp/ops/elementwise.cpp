@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ArrayOps.h"
 #include "Broadcast.h"
 #include "KernelSupport.h"
 #include "VectorMath.h"
@@ -584,21 +585,8 @@ void where(KernelContext& ctx) {
     whereLoop(loop, c, reinterpret_cast<const W*>(x.bytes()), reinterpret_cast<const W*>(y.bytes()),
               reinterpret_cast<W*>(out.bytes()), ctx.pool);
   };
-  switch (x.elementSize()) {
-    case 1:
-      run(static_cast<uint8_t*>(nullptr));
-      break;
-    case 2:
-      run(static_cast<uint16_t*>(nullptr));
-      break;
-    case 4:
-      run(static_cast<uint32_t*>(nullptr));
-      break;
-    case 8:
-      run(static_cast<uint64_t*>(nullptr));
-      break;
-    default:
-      ctx.fail(fmt::format("unsupported element type {}", dataTypeName(x.dataType())));
+  if (!dispatchWord(x.elementSize(), run)) {
+    ctx.fail(fmt::format("unsupported element type {}", dataTypeName(x.dataType())));
   }
   ctx.outputs[0] = std::move(out);
 }
