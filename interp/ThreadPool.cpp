@@ -5,8 +5,22 @@
 namespace qopt::interp {
 
 namespace {
+
 thread_local bool insidePoolTask = false;
+
+// A network's ops come microseconds apart, and waking a thread through the condition variable
+// takes about as long as a small op: workers and the caller spin this many times (tens of
+// microseconds) on the atomic state before they sleep. Spinning only delays the locked checks,
+// which stay the source of truth.
+constexpr int kSpins = 20000;
+
+inline void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
 }
+
+}  // namespace
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -43,6 +57,7 @@ void ThreadPool::runChunks(Job& job) {
 void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
+    for (int i = 0; i < kSpins && published_.load(std::memory_order_acquire) == seen; ++i) relax();
     Job* job;
     {
       std::unique_lock lock(mutex_);
@@ -80,12 +95,17 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     std::lock_guard lock(mutex_);
     job_ = &job;
     ++generation_;
+    published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   runChunks(job);
   {
+    std::lock_guard lock(mutex_);
+    job_ = nullptr;  // late workers see no job: from here `pending` only goes down
+  }
+  for (int i = 0; i < kSpins && job.pending.load(std::memory_order_acquire) != 0; ++i) relax();
+  {
     std::unique_lock lock(mutex_);
-    job_ = nullptr;  // late workers see no job
     done_.wait(lock, [&] { return job.pending.load() == 0; });
   }
   if (job.error) std::rethrow_exception(job.error);

@@ -47,6 +47,7 @@ class ThreadPool {
   std::condition_variable done_;
   Job* job_ = nullptr;
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, readable without the mutex
   bool stopping_ = false;
   std::mutex callMutex_;  // one parallelFor at a time per pool
 };
