@@ -65,10 +65,16 @@ static bool isInterfaceValue(const Value* v) {
 
 void Value::replaceAllUsesExcept(Value* other, const Node* except) {
   if (other == this) return;
-  std::vector<Use> uses = uses_;
+  // Take the list whole: each redirected use would otherwise be searched for and erased from
+  // it one at a time (quadratic in the number of uses). Uses by `except` go back in order.
+  std::vector<Use> uses = std::move(uses_);
+  uses_.clear();
   for (const Use& use : uses) {
-    if (use.user == except) continue;
-    use.user->setInput(use.index, other);
+    if (use.user == except) {
+      uses_.push_back(use);
+      continue;
+    }
+    use.user->setInput(use.index, other);  // finds nothing left to remove here: cheap
   }
   if (outputRefs_ > 0) {
     Graph* g = graph_;
@@ -297,7 +303,7 @@ Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {}
 Graph::~Graph() {
   // A subgraph dropped on its own (its node erased, its attribute removed) gives its values'
   // names back to the model, which outlives it.
-  if (model_) {
+  if (model_ && !model_->destroying_) {
     for (auto& value : valuePool_) model_->releaseName(value->name_);
     for (auto& node : nodePool_) {
       for (auto& out : node->outputs_) model_->releaseName(out->name_);
@@ -415,8 +421,9 @@ void Graph::destroyValue(Value* value) {
 
 void Graph::registerName(Value* value) {
   if (value->name_.empty()) return;
-  byName_[value->name_] = value;
-  model_->claimName(value->name_);
+  uint64_t hash = NameTable<Value*>::hashOf(value->name_);
+  byName_.findOrInsert(value->name_, hash) = value;
+  model_->claimName(value->name_, hash);
 }
 
 void Graph::unregisterName(Value* value) {
@@ -425,9 +432,10 @@ void Graph::unregisterName(Value* value) {
 
 void Graph::unregisterNameOf(const std::string& name, Value* value) {
   if (name.empty()) return;
-  auto it = byName_.find(name);
-  if (it != byName_.end() && it->second == value) byName_.erase(it);
-  model_->releaseName(name);
+  uint64_t hash = NameTable<Value*>::hashOf(name);
+  Value** found = byName_.find(name, hash);
+  if (found && *found == value) byName_.erase(name, hash);
+  model_->releaseName(name, hash);
 }
 
 Value* Graph::addInput(std::string name, ValueType type) {
@@ -521,8 +529,8 @@ void Graph::removeOutput(size_t i) {
 }
 
 Value* Graph::findValue(std::string_view name) const {
-  auto it = byName_.find(std::string(name));
-  return it == byName_.end() ? nullptr : it->second;
+  Value* const* found = byName_.find(name);
+  return found ? *found : nullptr;
 }
 
 Value* Graph::lookupValue(std::string_view name) const {
@@ -561,8 +569,10 @@ static Node* producerIn(const Graph* graph, Value* v) {
   return p && p->graph() == graph ? p : nullptr;
 }
 
-static std::vector<Node*> dependenciesOf(const Graph* graph, Node* node) {
-  std::vector<Node*> deps;
+// Fills `deps` with the nodes of `graph` that `node` needs first (duplicates possible). Reuses
+// the caller's vector: on a large graph a fresh vector per node is a heap allocation per node.
+static void collectDependencies(const Graph* graph, const Node* node, std::vector<Node*>& deps) {
+  deps.clear();
   for (Value* v : node->inputs()) {
     if (Node* p = producerIn(graph, v)) deps.push_back(p);
   }
@@ -572,53 +582,72 @@ static std::vector<Node*> dependenciesOf(const Graph* graph, Node* node) {
       if (Node* p = producerIn(graph, v)) deps.push_back(p);
     }
   }
-  return deps;
 }
 
+// Both checks below index per-node state by the node's pool index (dense in [0, numNodes)): a
+// vector walks memory in order where a hash set keyed by Node* would miss the cache per node.
 bool Graph::isTopologicallySorted() const {
-  std::unordered_set<const Node*> done;
+  std::vector<char> done(nodePool_.size(), 0);
+  std::vector<Node*> deps;
   for (Node* n : nodes()) {
-    for (Node* dep : dependenciesOf(this, n)) {
-      if (!done.contains(dep)) return false;
+    collectDependencies(this, n, deps);
+    for (Node* dep : deps) {
+      if (!done[dep->poolIndex_]) return false;
     }
-    done.insert(n);
+    done[n->poolIndex_] = 1;
   }
   return true;
 }
 
 void Graph::topologicalSort() {
   // Kahn's algorithm with a min-heap on the current position: nodes already in a valid order
-  // keep it, and the result does not depend on hash order (deterministic output).
-  std::vector<Node*> order;
-  order.reserve(nodePool_.size());
-  std::unordered_map<const Node*, size_t> position;
+  // keep it, and the result does not depend on pointer values (deterministic output).
+  const size_t count = nodePool_.size();
+  std::vector<size_t> position(count);
   size_t pos = 0;
-  for (Node* n : nodes()) position[n] = pos++;
-  std::unordered_map<const Node*, size_t> pending;
-  std::unordered_map<const Node*, std::vector<Node*>> dependents;
+  for (Node* n : nodes()) position[n->poolIndex_] = pos++;
+  // Dependents of each node, in node order, as one flat array (offsets in `firstDependent`).
+  std::vector<uint32_t> pending(count, 0);
+  std::vector<size_t> firstDependent(count + 1, 0);
+  std::vector<std::pair<Node*, Node*>> edges;  // (dependency, dependent)
+  edges.reserve(count);
+  std::vector<Node*> deps;
   for (Node* n : nodes()) {
-    auto deps = dependenciesOf(this, n);
+    collectDependencies(this, n, deps);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    pending[n] = deps.size();
-    for (Node* d : deps) dependents[d].push_back(n);
+    pending[n->poolIndex_] = static_cast<uint32_t>(deps.size());
+    for (Node* d : deps) {
+      ++firstDependent[d->poolIndex_ + 1];
+      edges.emplace_back(d, n);
+    }
   }
+  for (size_t i = 0; i < count; ++i) firstDependent[i + 1] += firstDependent[i];
+  std::vector<Node*> dependents(edges.size());
+  {
+    std::vector<size_t> fill(firstDependent.begin(), firstDependent.end() - 1);
+    for (auto [d, n] : edges) dependents[fill[d->poolIndex_]++] = n;
+  }
+  std::vector<Node*> order;
+  order.reserve(count);
   using Item = std::pair<size_t, Node*>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
   for (Node* n : nodes()) {
-    if (pending[n] == 0) ready.push({position[n], n});
+    if (pending[n->poolIndex_] == 0) ready.push({position[n->poolIndex_], n});
   }
   while (!ready.empty()) {
     Node* n = ready.top().second;
     ready.pop();
     order.push_back(n);
-    for (Node* d : dependents[n]) {
-      if (--pending[d] == 0) ready.push({position[d], d});
+    size_t i = n->poolIndex_;
+    for (size_t k = firstDependent[i]; k < firstDependent[i + 1]; ++k) {
+      Node* d = dependents[k];
+      if (--pending[d->poolIndex_] == 0) ready.push({position[d->poolIndex_], d});
     }
   }
-  if (order.size() != nodePool_.size()) {
+  if (order.size() != count) {
     for (Node* n : nodes()) {
-      if (pending[n] != 0) {
+      if (pending[n->poolIndex_] != 0) {
         throw Error(ErrorKind::Input, model_->sourcePath, n->describe(),
                     "the graph has a cycle through this node");
       }
@@ -633,6 +662,11 @@ void Graph::topologicalSort() {
 
 std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueMap) const {
   auto copy = std::make_unique<Graph>(model, parent);
+  // Sizes are known: no table or pool grows (and rehashes) while copying.
+  copy->nodePool_.reserve(nodePool_.size());
+  copy->valuePool_.reserve(valuePool_.size());
+  copy->byName_.reserve(byName_.size());
+  valueMap.reserve(valueMap.size() + byName_.size());
   copy->name = name;
   copy->docString = docString;
   copy->metadataProps = metadataProps;
@@ -711,6 +745,8 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
 Model::Model() : graph_(std::make_unique<Graph>(this, nullptr)) {}
 
 Model::~Model() {
+  // The names die with the model: giving them back one by one would only cost time.
+  destroying_ = true;
   graph_.reset();
 }
 
@@ -736,32 +772,32 @@ void Model::setOpsetVersion(std::string_view domain, int64_t version) {
 }
 
 bool Model::isNameUsed(std::string_view name) const {
-  auto it = usedNames_.find(std::string(name));
-  return it != usedNames_.end() && it->second > 0;
+  const uint32_t* holders = usedNames_.find(name);
+  return holders && *holders > 0;
 }
 
-void Model::claimName(const std::string& name) {
-  ++usedNames_[name];
+void Model::claimName(std::string_view name, uint64_t hash) {
+  ++usedNames_.findOrInsert(name, hash);
 }
 
-void Model::releaseName(const std::string& name) {
-  auto it = usedNames_.find(name);
-  if (it == usedNames_.end()) return;
-  if (--it->second == 0) usedNames_.erase(it);
+void Model::releaseName(std::string_view name, uint64_t hash) {
+  uint32_t* holders = usedNames_.find(name, hash);
+  if (!holders) return;
+  if (--*holders == 0) usedNames_.erase(name, hash);
 }
 
-void Model::claimNodeName(const std::string& name) {
+void Model::claimNodeName(std::string_view name) {
   ++usedNodeNames_[name];
 }
 
-std::string Model::freshName(std::unordered_map<std::string, uint32_t>& used,
-                             std::unordered_map<std::string, uint64_t>& counters,
+std::string Model::freshName(const NameTable<uint32_t>& used, NameTable<uint64_t>& counters,
                              std::string_view base) {
-  std::string b(base);
-  if (!used.contains(b)) return b;
-  uint64_t& next = counters[b];
+  if (!used.contains(base)) return std::string(base);
+  uint64_t& next = counters[base];
+  std::string candidate;
   for (;;) {
-    std::string candidate = fmt::format("{}_{}", b, ++next);
+    candidate.clear();
+    fmt::format_to(std::back_inserter(candidate), "{}_{}", base, ++next);
     if (!used.contains(candidate)) return candidate;
   }
 }
@@ -798,6 +834,8 @@ std::unique_ptr<Model> Model::clone() const {
   copy->trainingInfo = trainingInfo;
   copy->unknownFields = unknownFields;
   copy->sourcePath = sourcePath;
+  copy->usedNames_.reserve(usedNames_.size());
+  copy->usedNodeNames_.reserve(usedNodeNames_.size());
   ValueMap map;
   copy->graph_ = graph_->clone(copy.get(), nullptr, map);
   return copy;

@@ -317,6 +317,33 @@ TEST(GraphSort, OrdersANodeAfterTheProducersItsSubgraphReads) {
   EXPECT_EQ(opOrder(g), (std::vector<std::string>{"Relu", "If"}));
 }
 
+TEST(GraphSort, SortsCorrectlyAfterErasesReshuffledThePool) {
+  // Erasing moves the last node of the pool into the hole: the sort's per-node state is indexed
+  // by pool position, so it must still find every node's own entry afterwards.
+  Model m;
+  Graph& g = m.graph();
+  Value* x = g.addInput("x", floatType({2}));
+  Node* dead = g.createNode("Neg", {x}, 1);
+  Node* deadToo = g.createNode("Abs", {x}, 1);
+  std::vector<Node*> chain;
+  Value* current = x;
+  for (int i = 0; i < 6; ++i) {
+    Node* n = g.createNode("Relu", {current}, 1);
+    n->setName("n" + std::to_string(i));
+    current = n->output(0);
+    chain.push_back(n);
+  }
+  g.addOutput(current);
+  g.eraseNode(dead);  // n5 takes its pool position
+  g.eraseNode(deadToo);  // then n4
+  // Reverse the chain: the sort must restore n0..n5.
+  for (Node* n : chain) n->moveBefore(g.firstNode());
+  EXPECT_FALSE(g.isTopologicallySorted());
+  g.topologicalSort();
+  EXPECT_TRUE(g.isTopologicallySorted());
+  EXPECT_EQ(opOrder(g), (std::vector<std::string>{"n0", "n1", "n2", "n3", "n4", "n5"}));
+}
+
 TEST(GraphSort, ACycleIsAnErrorNamingANodeOnIt) {
   Model m;
   Graph& g = m.graph();

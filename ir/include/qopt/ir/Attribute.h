@@ -52,6 +52,10 @@ class Attribute {
   static Attribute makeStrings(std::string name, std::vector<std::string> values);
   static Attribute makeTensor(std::string name, TensorPtr value);
 
+  // Declared first, together: every pass asks every node for its subgraphs (g, graphs) and looks
+  // attributes up by name, so these share the attribute's first cache line (the object is large).
+  std::unique_ptr<Graph> g;
+  std::vector<std::unique_ptr<Graph>> graphs;
   std::string name;
   AttrKind kind = AttrKind::Undefined;
   std::string docString;
@@ -62,12 +66,10 @@ class Attribute {
   int64_t i = 0;
   std::string s;
   TensorPtr t;
-  std::unique_ptr<Graph> g;
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   std::vector<TensorPtr> tensors;
-  std::vector<std::unique_ptr<Graph>> graphs;
   /// Sparse tensors and type protos are not interpreted by qopt: kept serialized, written back.
   std::string opaqueSingle;
   std::vector<std::string> opaqueList;

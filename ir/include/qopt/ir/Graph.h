@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "qopt/ir/Attribute.h"
+#include "qopt/ir/NameTable.h"
 #include "qopt/ir/Tensor.h"
 #include "qopt/ir/Type.h"
 
@@ -79,15 +80,6 @@ class Value {
   /// As replaceAllUsesWith, but leaves uses by `except` alone.
   void replaceAllUsesExcept(Value* other, const Node* except);
 
-  /// ValueInfoProto bookkeeping: whether the model lists this value in value_info, its doc
-  /// string, and fields qopt does not model (kept verbatim).
-  bool inValueInfo = false;
-  std::string docString;
-  std::string valueInfoUnknownFields;
-  /// Graph inputs/outputs are ValueInfoProtos too; their own doc/unknown fields.
-  std::string interfaceDocString;
-  std::string interfaceUnknownFields;
-
  private:
   friend class Graph;
   friend class Node;
@@ -96,18 +88,30 @@ class Value {
   void addUse(Node* user, uint32_t index) { uses_.push_back({user, index}); }
   void removeUse(Node* user, uint32_t index);
 
+  // What passes read for every value they visit comes first, so that on a model too large for
+  // the caches a visit costs one or two cache lines; the rarely read fields follow.
   Graph* graph_;
   Kind kind_;
-  std::string name_;
-  ValueType type_;
-  Node* producer_ = nullptr;
   uint32_t outputIndex_ = 0;
+  Node* producer_ = nullptr;
   std::vector<Use> uses_;
-  TensorPtr initializer_;
   uint32_t outputRefs_ = 0;      // times listed in the graph's outputs
-  size_t poolIndex_ = 0;         // position in the graph's value pool (O(1) erase)
   bool alsoGraphInput_ = false;  // an initializer also listed as a graph input (IR < 4 style)
-  size_t initializerSlot_ = 0;   // position in the graph's initializer list (O(1) erase)
+  std::string name_;
+  TensorPtr initializer_;
+  size_t poolIndex_ = 0;        // position in the graph's value pool (O(1) erase)
+  size_t initializerSlot_ = 0;  // position in the graph's initializer list (O(1) erase)
+  ValueType type_;
+
+ public:
+  /// ValueInfoProto bookkeeping: whether the model lists this value in value_info, its doc
+  /// string, and fields qopt does not model (kept verbatim).
+  bool inValueInfo = false;
+  std::string docString;
+  std::string valueInfoUnknownFields;
+  /// Graph inputs/outputs are ValueInfoProtos too; their own doc/unknown fields.
+  std::string interfaceDocString;
+  std::string interfaceUnknownFields;
 };
 
 class Node {
@@ -171,30 +175,32 @@ class Node {
   void moveBefore(Node* pos);
   void moveAfter(Node* pos);
 
+ private:
+  friend class Graph;
+  Node(Graph* graph, std::string opType, std::string domain);
+  void unlink();
+
+  // Hot fields first (see Value): the list links, inputs, op type and outputs.
+  Graph* graph_;
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
+  size_t poolIndex_ = 0;
+  std::vector<Value*> inputs_;
+  std::string opType_;
+  std::string domain_;
+  std::vector<Value*> outputViews_;
+  std::vector<std::unique_ptr<Value>> outputs_;
+  std::vector<Attribute> attributes_;  // after outputs_: destroyed first, as subgraphs may use them
+  std::string name_;
+  uint64_t serial_ = 0;  // creation order, for stable tie-breaking in sorts
+
+ public:
   std::string docString;
   std::vector<std::pair<std::string, std::string>> metadataProps;
   std::string unknownFields;
   /// The domain field exactly as the file wrote it (nullopt: the field was absent). Export
   /// writes it back while it still names domain(), so "ai.onnx" and an explicit "" survive.
   std::optional<std::string> writtenDomain;
-
- private:
-  friend class Graph;
-  Node(Graph* graph, std::string opType, std::string domain);
-  void unlink();
-
-  Graph* graph_;
-  std::string opType_;
-  std::string domain_;
-  std::string name_;
-  std::vector<Value*> inputs_;
-  std::vector<std::unique_ptr<Value>> outputs_;
-  std::vector<Value*> outputViews_;
-  std::vector<Attribute> attributes_;
-  Node* prev_ = nullptr;
-  Node* next_ = nullptr;
-  size_t poolIndex_ = 0;
-  uint64_t serial_ = 0;  // creation order, for stable tie-breaking in sorts
 };
 
 /// Iterates the graph's nodes in order. Erasing the current node while iterating is allowed.
@@ -331,7 +337,7 @@ class Graph {
   mutable std::vector<Value*> initializers_;
   mutable bool initializersDirty_ = false;
   std::vector<Value*> outputs_;
-  std::unordered_map<std::string, Value*> byName_;
+  NameTable<Value*> byName_;
   uint64_t nextSerial_ = 0;
 };
 
@@ -399,18 +405,20 @@ class Model {
   friend class Graph;
   friend class Value;
   friend class Node;
-  void claimName(const std::string& name);
-  void releaseName(const std::string& name);
-  void claimNodeName(const std::string& name);
-  std::string freshName(std::unordered_map<std::string, uint32_t>& used,
-                        std::unordered_map<std::string, uint64_t>& counters, std::string_view base);
+  void claimName(std::string_view name, uint64_t hash);
+  void releaseName(std::string_view name, uint64_t hash);
+  void releaseName(std::string_view name) { releaseName(name, NameTable<uint32_t>::hashOf(name)); }
+  void claimNodeName(std::string_view name);
+  static std::string freshName(const NameTable<uint32_t>& used, NameTable<uint64_t>& counters,
+                               std::string_view base);
 
   std::unique_ptr<Graph> graph_;
-  std::unordered_map<std::string, uint32_t> usedNames_;  // name -> values holding it
-  std::unordered_map<std::string, uint64_t> nameCounters_;
-  std::unordered_map<std::string, uint32_t> usedNodeNames_;
-  std::unordered_map<std::string, uint64_t> nodeNameCounters_;
+  NameTable<uint32_t> usedNames_;  // name -> values holding it
+  NameTable<uint64_t> nameCounters_;
+  NameTable<uint32_t> usedNodeNames_;
+  NameTable<uint64_t> nodeNameCounters_;
   std::vector<ModelObserver*> observers_;
+  bool destroying_ = false;  // set by ~Model: graphs going away need not give names back
 };
 
 }  // namespace qopt
