@@ -378,6 +378,9 @@ Node* Graph::createNode(std::string opType, std::span<Value* const> inputs, size
 }
 
 void Graph::eraseNode(Node* node) {
+  // The last node of the pool moves into the erased one's slot below; on a large graph it is
+  // far away in memory, so start loading it now.
+  __builtin_prefetch(nodePool_.back().get());
   for (const auto& out : node->outputs_) {
     if (out->hasUses() || out->isGraphOutput()) {
       throw Error(ErrorKind::Internal, model_->sourcePath, node->describe(),
@@ -422,6 +425,7 @@ void Graph::destroyValue(Value* value) {
 void Graph::registerName(Value* value) {
   if (value->name_.empty()) return;
   uint64_t hash = NameTable<Value*>::hashOf(value->name_);
+  model_->usedNames_.prefetch(hash);
   byName_.findOrInsert(value->name_, hash) = value;
   model_->claimName(value->name_, hash);
 }
@@ -433,6 +437,7 @@ void Graph::unregisterName(Value* value) {
 void Graph::unregisterNameOf(const std::string& name, Value* value) {
   if (name.empty()) return;
   uint64_t hash = NameTable<Value*>::hashOf(name);
+  model_->usedNames_.prefetch(hash);
   Value** found = byName_.find(name, hash);
   if (found && *found == value) byName_.erase(name, hash);
   model_->releaseName(name, hash);
