@@ -334,7 +334,7 @@ TEST(GraphSort, SortsCorrectlyAfterErasesReshuffledThePool) {
     chain.push_back(n);
   }
   g.addOutput(current);
-  g.eraseNode(dead);  // n5 takes its pool position
+  g.eraseNode(dead);     // n5 takes its pool position
   g.eraseNode(deadToo);  // then n4
   // Reverse the chain: the sort must restore n0..n5.
   for (Node* n : chain) n->moveBefore(g.firstNode());

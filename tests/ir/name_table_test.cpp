@@ -1,9 +1,10 @@
 // Unit tests of NameTable against std::map: inserts, erases (backward shift, wrap-around at the
-// end of the slot array), growth, and names whose hashes collide in the table's low bits.
+// end of the slot array), growth, and the long probe runs of a nearly full small table.
 #include <cstdint>
 #include <map>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,8 @@ namespace qopt {
 namespace {
 
 // Compares every key ever used (present or erased) between the table and the reference.
-void expectSameContents(const NameTable<uint32_t>& table, const std::map<std::string, uint32_t>& ref,
+void expectSameContents(const NameTable<uint32_t>& table,
+                        const std::map<std::string, uint32_t>& ref,
                         const std::vector<std::string>& keys) {
   EXPECT_EQ(table.size(), ref.size());
   for (const std::string& key : keys) {
