@@ -1,6 +1,7 @@
 #include "ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace qopt::interp {
 
@@ -9,15 +10,24 @@ namespace {
 thread_local bool insidePoolTask = false;
 
 // A network's ops come microseconds apart, and waking a thread through the condition variable
-// takes about as long as a small op: workers and the caller spin this many times (tens of
-// microseconds) on the atomic state before they sleep. Spinning only delays the locked checks,
-// which stay the source of truth.
-constexpr int kSpins = 20000;
+// takes about as long as a small op: workers and the caller spin up to this long on the atomic
+// state before they sleep. Spinning only delays the locked checks, which stay the source of truth.
+constexpr auto kSpinTime = std::chrono::microseconds(50);
 
 inline void relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
+}
+
+// Spins until `done()` holds or kSpinTime has passed (the clock is read every 64 turns).
+template <class F>
+void spinUntil(F done) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 1; !done(); ++i) {
+    relax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() - start > kSpinTime) return;
+  }
 }
 
 }  // namespace
@@ -57,7 +67,7 @@ void ThreadPool::runChunks(Job& job) {
 void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
-    for (int i = 0; i < kSpins && published_.load(std::memory_order_acquire) == seen; ++i) relax();
+    spinUntil([&] { return published_.load(std::memory_order_acquire) != seen; });
     Job* job;
     {
       std::unique_lock lock(mutex_);
@@ -103,7 +113,7 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     std::lock_guard lock(mutex_);
     job_ = nullptr;  // late workers see no job: from here `pending` only goes down
   }
-  for (int i = 0; i < kSpins && job.pending.load(std::memory_order_acquire) != 0; ++i) relax();
+  spinUntil([&] { return job.pending.load(std::memory_order_acquire) == 0; });
   {
     std::unique_lock lock(mutex_);
     done_.wait(lock, [&] { return job.pending.load() == 0; });
