@@ -15,13 +15,14 @@ namespace qopt::interp {
 
 // libmvec's entry points in the x86-64 vector function ABI: 'b' SSE2 (4 lanes), 'd' AVX2
 // (8 lanes), 'e' AVX-512 (16 lanes); each resolves to the best implementation for the CPU.
+// (Declared with their ISA, so that every compiler passes the vectors in registers.)
 extern "C" {
 __m128 _ZGVbN4v_expf(__m128);
 __m128 _ZGVbN4v_erff(__m128);
-__m256 _ZGVdN8v_expf(__m256);
-__m256 _ZGVdN8v_erff(__m256);
-__m512 _ZGVeN16v_expf(__m512);
-__m512 _ZGVeN16v_erff(__m512);
+__attribute__((target("avx2,fma"))) __m256 _ZGVdN8v_expf(__m256);
+__attribute__((target("avx2,fma"))) __m256 _ZGVdN8v_erff(__m256);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_expf(__m512);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512);
 }
 
 namespace {
