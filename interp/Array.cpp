@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -15,7 +14,6 @@ namespace qopt::interp {
 
 namespace {
 
-constexpr size_t kAlignment = 64;
 thread_local uint64_t allocationLimit = std::numeric_limits<uint64_t>::max();
 
 bool isFourBit(DataType type) {
@@ -102,15 +100,7 @@ Array::Array(DataType type, Shape shape) : type_(type), shape_(std::move(shape))
                 fmt::format("tensor of type {} and shape [{}] needs {} bytes, over the limit of {}",
                             dataTypeName(type), fmt::join(shape_, ","), bytes, allocationLimit));
   }
-  if (BufferPool* pool = currentBufferPool()) {
-    owner_ = pool->allocate(static_cast<size_t>(bytes));
-  } else {
-    size_t rounded = static_cast<size_t>((bytes + kAlignment - 1) / kAlignment * kAlignment);
-    if (rounded == 0) rounded = kAlignment;
-    if (void* p = std::aligned_alloc(kAlignment, rounded)) {
-      owner_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
-    }
-  }
+  owner_ = allocateTensorStorage(static_cast<size_t>(bytes));
   if (owner_ == nullptr) {
     throw Error(fmt::format("out of memory allocating {} bytes for a tensor of shape [{}]", bytes,
                             fmt::join(shape_, ",")));

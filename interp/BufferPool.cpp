@@ -12,9 +12,12 @@ thread_local BufferPool* currentPool = nullptr;
 
 // Size classes: multiples of 64 bytes up to 64 KiB, then eight classes per power of two, so a
 // block serves requests up to 12.5% smaller than itself.
+size_t alignedSize(size_t bytes) {
+  return bytes <= kAlignment ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
 size_t sizeClass(size_t bytes) {
-  if (bytes <= kAlignment) return kAlignment;
-  if (bytes <= (size_t{64} << 10)) return (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (bytes <= (size_t{64} << 10)) return alignedSize(bytes);
   const size_t step = std::bit_floor(bytes) / 8;
   return (bytes + step - 1) / step * step;
 }
@@ -82,8 +85,11 @@ BufferPoolScope::~BufferPoolScope() {
   currentPool = previous_;
 }
 
-BufferPool* currentBufferPool() {
-  return currentPool;
+std::shared_ptr<void> allocateTensorStorage(size_t bytes) {
+  if (currentPool != nullptr) return currentPool->allocate(bytes);
+  void* block = std::aligned_alloc(kAlignment, alignedSize(bytes));
+  if (block == nullptr) return nullptr;
+  return std::shared_ptr<void>(block, [](void* p) { std::free(p); });
 }
 
 }  // namespace qopt::interp

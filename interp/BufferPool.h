@@ -49,6 +49,8 @@ class BufferPoolScope {
   BufferPool* previous_;
 };
 
-BufferPool* currentBufferPool();
+/// Storage for a tensor of `bytes` bytes, 64-byte aligned: from this thread's current pool when
+/// there is one, else from the system. Null when out of memory.
+std::shared_ptr<void> allocateTensorStorage(size_t bytes);
 
 }  // namespace qopt::interp

@@ -341,20 +341,12 @@ std::vector<Array> Interpreter::Plan::execute(
     }
   }
 
-  // A chain runs fused unless its input is not float32, its weights do not match the
-  // BatchNormalization's channels (the unfused nodes then report the mismatch), or the observer
-  // wants a value inside it.
-  auto fusable = [&](const PlannedChain& chain, std::span<const Array* const> inputs) {
-    if (inputs.size() < 2 || inputs[0] == nullptr || inputs[1] == nullptr) return false;
-    if (inputs[0]->dataType() != DataType::Float || inputs[1]->rank() < 1) return false;
-    const std::vector<float>& scale = chain.chain.epilogue.scale;
-    if (!scale.empty() && static_cast<size_t>(inputs[1]->dim(0)) != scale.size()) return false;
-    if (!wanted.empty()) {
-      for (int32_t slot : chain.innerSlots) {
-        if (wanted[static_cast<size_t>(slot)]) return false;
-      }
-    }
-    return true;
+  // A chain runs unfused when the observer wants a value inside it (and when runConv finds
+  // that its epilogue does not fit the run's tensors).
+  auto observed = [&](const PlannedChain& chain) {
+    return !wanted.empty() &&
+           std::any_of(chain.innerSlots.begin(), chain.innerSlots.end(),
+                       [&](int32_t slot) { return wanted[static_cast<size_t>(slot)] != 0; });
   };
   std::vector<char> skipped(plan.chains.empty() ? 0 : plan.steps.size(), 0);
   auto release = [&](const Step& step) {
@@ -377,11 +369,9 @@ std::vector<Array> Interpreter::Plan::execute(
     inputs.clear();
     for (const ValueRef& ref : step.inputs) inputs.push_back(resolve(ref, &node, step.opset));
     outputs.assign(step.outputs.size(), Array());
-    const PlannedChain* chain = nullptr;
-    if (step.chain >= 0 && fuse) {
-      chain = &plan.chains[static_cast<size_t>(step.chain)];
-      if (!fusable(*chain, inputs)) chain = nullptr;
-    }
+    const PlannedChain* chain = step.chain >= 0 ? &plan.chains[static_cast<size_t>(step.chain)]
+                                                : nullptr;  // planned only when fusing
+    if (chain != nullptr && observed(*chain)) chain = nullptr;
     KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, lookup};
     try {
       if (chain != nullptr) {
@@ -389,13 +379,9 @@ std::vector<Array> Interpreter::Plan::execute(
         if (chain->residual.kind != ValueRef::Kind::Absent) {
           residual = resolve(chain->residual, chain->chain.add, step.opset);
         }
-        if (!runConv(ctx, &chain->chain.epilogue, residual)) {
-          chain = nullptr;
-          (*step.kernel)(ctx);
-        }
-      } else {
-        (*step.kernel)(ctx);
+        if (!runConv(ctx, &chain->chain.epilogue, residual)) chain = nullptr;
       }
+      if (chain == nullptr) (*step.kernel)(ctx);
     } catch (const Error& e) {
       if (!e.subject().empty()) throw;
       throw nodeError(node, step.opset, e.cause(), e.kind());

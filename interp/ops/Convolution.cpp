@@ -129,10 +129,7 @@ template <class T>
 [[gnu::always_inline]] inline void depthwisePlaneImpl(const T* __restrict x, const T* __restrict w,
                                                       T b, T* __restrict y, const WindowGeometry& g,
                                                       const DepthwisePlan& p, T* __restrict phases,
-                                                      T* __restrict block,
-                                                      const ConvEpilogue* epilogue,
-                                                      int64_t channel) {
-  // With a residual the epilogue runs on the plane in y instead (depthwise2d).
+                                                      T* __restrict block) {
   const int64_t ih = g.input[0], iw = g.input[1];
   const int64_t oh = g.output[0], ow = g.output[1];
   const int64_t sh = g.strides[0], sw = g.strides[1];
@@ -210,10 +207,6 @@ template <class T>
       }
       for (int64_t j = 0; j < kChunk; ++j) block[i + j] = acc[j];
     }
-    if constexpr (std::is_same_v<T, float>) {
-      // While the block is in L1 (its scratch columns are transformed too, harmlessly).
-      if (epilogue != nullptr) epilogue->apply(block, nullptr, rows * qw, channel);
-    }
     for (int64_t r = 0; r < rows; ++r) {
       for (int64_t ox = 0; ox < ow; ++ox) y[(oy0 + r) * ow + ox] = block[r * qw + ox];
     }
@@ -222,22 +215,19 @@ template <class T>
 
 QOPT_VECTOR_CLONES
 void depthwisePlane(const float* x, const float* w, float b, float* y, const WindowGeometry& g,
-                    const DepthwisePlan& p, float* phases, float* block,
-                    const ConvEpilogue* epilogue, int64_t channel) {
-  depthwisePlaneImpl(x, w, b, y, g, p, phases, block, epilogue, channel);
+                    const DepthwisePlan& p, float* phases, float* block) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
 }
 
 void depthwisePlane(const double* x, const double* w, double b, double* y, const WindowGeometry& g,
-                    const DepthwisePlan& p, double* phases, double* block,
-                    const ConvEpilogue* epilogue, int64_t channel) {
-  depthwisePlaneImpl(x, w, b, y, g, p, phases, block, epilogue, channel);
+                    const DepthwisePlan& p, double* phases, double* block) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
 }
 
 template <class T>
 void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
                  const WindowGeometry& g, ThreadPool* pool, const ConvEpilogue* epilogue,
                  const T* residual) {
-  const ConvEpilogue* inBlock = epilogue != nullptr && !epilogue->addsResidual ? epilogue : nullptr;
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();
   const int64_t taps = g.kernelSize();
   const int64_t multiplier = s.filters / s.channels;
@@ -253,10 +243,11 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
       const int64_t n = plane / s.filters, m = plane % s.filters;
       depthwisePlane(x + (n * s.channels + m / multiplier) * inSize, w + m * taps,
                      bias != nullptr ? bias[m] : T(0), y + plane * outSize, g, plan, scratch,
-                     scratch + phaseFloats, inBlock, m);
+                     scratch + phaseFloats);
       if constexpr (std::is_same_v<T, float>) {
-        if (epilogue != nullptr && inBlock == nullptr) {
-          epilogue->apply(y + plane * outSize, residual + plane * outSize, outSize, m);
+        if (epilogue != nullptr) {  // on the plane just written, still in L2
+          epilogue->apply(y + plane * outSize, residual ? residual + plane * outSize : nullptr,
+                          outSize, m);
         }
       }
     }
@@ -284,11 +275,11 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   const int64_t cols = g.outputSize();
   const int64_t inSize = g.inputSize();
   const bool pointwise = g.isPointwise();
-  Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
-  if (pointwise && epilogue != nullptr) {
-    // The epilogue should find its tile in cache: cut the output into column blocks.
-    t = tiling(s.batch, s.groups, cols, mg, sizeof(T), true, threadsOf(pool));
-  }
+  // A pointwise convolution has no column buffer to size its tiles by; with an epilogue, the
+  // output is cut into blocks instead, so that the epilogue finds its tile in cache.
+  const Tiling t = pointwise && epilogue != nullptr
+                       ? tiling(s.batch, s.groups, cols, mg, sizeof(T), true, threadsOf(pool))
+                       : tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
   parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
     T* col = pointwise ? nullptr : columnBuffer<T>(k * t.tile);
     for (int64_t item = i0; item < i1; ++item) {

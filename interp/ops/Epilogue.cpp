@@ -25,27 +25,6 @@ void clipInPlace(float* y, int64_t n, float lo, float hi) {
   }
 }
 
-// The affine map and Clip in one pass. Compiled in the same clones as scaleShift, so that
-// x * a + b is contracted (or not) the same way: the BatchNormalization kernel and this loop
-// round identically (tests compare them bitwise).
-QOPT_VECTOR_CLONES
-void scaleShiftClipInPlace(float* y, int64_t n, float a, float b, float lo, float hi) {
-  for (int64_t i = 0; i < n; ++i) {
-    float v = y[i] * a + b;
-    if (v > hi) v = hi;
-    if (v < lo) v = lo;
-    y[i] = v;
-  }
-}
-
-QOPT_VECTOR_CLONES
-void scaleShiftReluInPlace(float* y, int64_t n, float a, float b) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = y[i] * a + b;
-    y[i] = v > 0 ? v : 0.0f;
-  }
-}
-
 QOPT_VECTOR_CLONES
 void addInPlace(float* y, const float* r, int64_t n, bool residualFirst) {
   if (residualFirst) {
@@ -74,24 +53,10 @@ void batchNormCoefficients(const std::vector<float>& scale, const std::vector<fl
 }
 
 void ConvEpilogue::apply(float* y, const float* residual, int64_t n, int64_t channel) const {
+  // One pass per stage, in the nodes' order, over a row that is in L1 or L2.
   const auto c = static_cast<size_t>(channel);
-  if (addsResidual) {
-    // Three passes over a row that is in L1 or L2.
-    if (!scale.empty()) scaleShift(y, y, n, scale[c], shift[c]);
-    addInPlace(y, residual, n, residualFirst);
-  } else if (!scale.empty()) {
-    switch (activation.kind) {
-      case Activation::Kind::None:
-        scaleShift(y, y, n, scale[c], shift[c]);
-        return;
-      case Activation::Kind::Relu:
-        scaleShiftReluInPlace(y, n, scale[c], shift[c]);
-        return;
-      case Activation::Kind::Clip:
-        scaleShiftClipInPlace(y, n, scale[c], shift[c], activation.lo, activation.hi);
-        return;
-    }
-  }
+  if (!scale.empty()) scaleShift(y, y, n, scale[c], shift[c]);
+  if (addsResidual) addInPlace(y, residual, n, residualFirst);
   switch (activation.kind) {
     case Activation::Kind::None:
       break;

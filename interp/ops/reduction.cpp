@@ -263,15 +263,11 @@ void softmax(KernelContext& ctx, SoftmaxKind kind) {
         double sum = 0;
         if constexpr (std::is_same_v<C, float>) {
           // exp over the whole line through the vector math library, then summed in order.
-          if (kind == SoftmaxKind::Softmax) {
-            for (int64_t j = 0; j < v.n; ++j) buf[j] -= maxValue;
-            expFloats(buf.data(), buf.data(), v.n);
-            for (int64_t j = 0; j < v.n; ++j) sum += buf[j];
-          } else {
-            for (int64_t j = 0; j < v.n; ++j) shifted[j] = buf[j] - maxValue;
-            expFloats(shifted.data(), shifted.data(), v.n);
-            for (int64_t j = 0; j < v.n; ++j) sum += shifted[j];
-          }
+          // Softmax keeps the exponentials in buf; LogSoftmax needs buf's values afterwards.
+          C* e = kind == SoftmaxKind::Softmax ? buf.data() : shifted.data();
+          for (int64_t j = 0; j < v.n; ++j) e[j] = buf[j] - maxValue;
+          expFloats(e, e, v.n);
+          for (int64_t j = 0; j < v.n; ++j) sum += e[j];
         } else {
           for (int64_t j = 0; j < v.n; ++j) {
             C e = std::exp(buf[j] - maxValue);
