@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "DepthwiseBlocked.h"
+#include "DirectBlocked.h"
 #include "Epilogue.h"
 #include "Im2col.h"
 #include "MatrixMultiply.h"
@@ -101,6 +103,13 @@ constexpr int64_t kChunk = 16;
 constexpr int64_t kGroup = 4;
 // Horizontal strides handled by the phase split (larger ones take the im2col path).
 constexpr int64_t kMaxStride = 8;
+// Depthwise convolutions with stride 1 and at least this many output pixels per plane run a
+// plane at a time; the others 16 channels at a time, with a padded buffer of at most
+// kBlockedBufferBytes per 16 channels.
+constexpr int64_t kPlaneKernelMinPixels = 4096;
+constexpr int64_t kBlockedBufferBytes = int64_t{1} << 20;
+// Ordinary convolutions with at most this many products per output run direct.
+constexpr int64_t kDirectMaxReduction = 32;
 
 DepthwisePlan depthwisePlan(const WindowGeometry& g) {
   DepthwisePlan p;
@@ -125,11 +134,28 @@ DepthwisePlan depthwisePlan(const WindowGeometry& g) {
   return p;
 }
 
+// Writes `count` outputs of a block row to y, through the channel's epilogue when there is one
+// (float only: the block is in L1, so this saves the epilogue a pass over the plane).
+template <class T>
+[[gnu::always_inline]] inline void writeRow(const T* __restrict from, T* __restrict to,
+                                            int64_t count, const ChannelEpilogue* epilogue,
+                                            const T* residual) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (epilogue != nullptr) {
+      applyChannelEpilogue(*epilogue, from, to, residual, count);
+      return;
+    }
+  }
+  for (int64_t i = 0; i < count; ++i) to[i] = from[i];
+}
+
 template <class T>
 [[gnu::always_inline]] inline void depthwisePlaneImpl(const T* __restrict x, const T* __restrict w,
                                                       T b, T* __restrict y, const WindowGeometry& g,
                                                       const DepthwisePlan& p, T* __restrict phases,
-                                                      T* __restrict block) {
+                                                      T* __restrict block,
+                                                      const ChannelEpilogue* epilogue,
+                                                      const T* residual) {
   const int64_t ih = g.input[0], iw = g.input[1];
   const int64_t oh = g.output[0], ow = g.output[1];
   const int64_t sh = g.strides[0], sw = g.strides[1];
@@ -208,20 +234,23 @@ template <class T>
       for (int64_t j = 0; j < kChunk; ++j) block[i + j] = acc[j];
     }
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t ox = 0; ox < ow; ++ox) y[(oy0 + r) * ow + ox] = block[r * qw + ox];
+      const int64_t at = (oy0 + r) * ow;
+      writeRow(block + r * qw, y + at, ow, epilogue, residual != nullptr ? residual + at : nullptr);
     }
   }
 }
 
 QOPT_VECTOR_CLONES
 void depthwisePlane(const float* x, const float* w, float b, float* y, const WindowGeometry& g,
-                    const DepthwisePlan& p, float* phases, float* block) {
-  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
+                    const DepthwisePlan& p, float* phases, float* block,
+                    const ChannelEpilogue* epilogue, const float* residual) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block, epilogue, residual);
 }
 
 void depthwisePlane(const double* x, const double* w, double b, double* y, const WindowGeometry& g,
-                    const DepthwisePlan& p, double* phases, double* block) {
-  depthwisePlaneImpl(x, w, b, y, g, p, phases, block);
+                    const DepthwisePlan& p, double* phases, double* block,
+                    const ChannelEpilogue* epilogue, const double* residual) {
+  depthwisePlaneImpl(x, w, b, y, g, p, phases, block, epilogue, residual);
 }
 
 template <class T>
@@ -241,15 +270,14 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
     T* scratch = columnBuffer<T>(phaseFloats + blockFloats);
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / s.filters, m = plane % s.filters;
+      ChannelEpilogue channelEpilogue;
+      if constexpr (std::is_same_v<T, float>) {
+        if (epilogue != nullptr) channelEpilogue = epilogue->forChannel(m);
+      }
       depthwisePlane(x + (n * s.channels + m / multiplier) * inSize, w + m * taps,
                      bias != nullptr ? bias[m] : T(0), y + plane * outSize, g, plan, scratch,
-                     scratch + phaseFloats);
-      if constexpr (std::is_same_v<T, float>) {
-        if (epilogue != nullptr) {  // on the plane just written, still in L2
-          epilogue->apply(y + plane * outSize, residual ? residual + plane * outSize : nullptr,
-                          outSize, m);
-        }
-      }
+                     scratch + phaseFloats, epilogue != nullptr ? &channelEpilogue : nullptr,
+                     residual != nullptr ? residual + plane * outSize : nullptr);
     }
   });
 }
@@ -268,8 +296,27 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
   if (cg == 1 && s.groups == s.channels && g.spatialRank == 2 && !g.isPointwise() &&
       g.strides[1] <= kMaxStride) {
+    if constexpr (std::is_same_v<T, float>) {
+      // 16 channels at a time, except for large stride-1 planes: there the plane-at-a-time
+      // kernel's per-plane work is small next to the plane, and it needs no transposes
+      // (measured on MobileNetV2's layers, bench/README.md).
+      const bool largeStride1 =
+          g.strides[0] == 1 && g.strides[1] == 1 && g.outputSize() >= kPlaneKernelMinPixels;
+      if (!largeStride1 && depthwiseBlockedFits(s, g, kBlockedBufferBytes)) {
+        depthwiseBlocked(x, w, bias, y, s, g, pool, epilogue, residual);
+        return;
+      }
+    }
     depthwise2d(x, w, bias, y, s, g, pool, epilogue, residual);
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // A short reduction (a first layer's 3 channels x 3x3) is faster direct than through a
+    // column matrix; pointwise ones stay with the GEMM, which is faster for them.
+    if (!g.isPointwise() && directBlockedFits(s, g, kDirectMaxReduction)) {
+      directBlocked(x, w, bias, y, s, g, pool, epilogue, residual);
+      return;
+    }
   }
   const int64_t k = cg * g.kernelSize();
   const int64_t cols = g.outputSize();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace qopt::interp {
@@ -27,6 +28,77 @@ struct Activation {
   float hi = 0.0f;
 };
 
+/// Relu's and Clip's expressions (elementwise.cpp has the same): Relu maps NaN and -0 to +0;
+/// Clip keeps NaN, and the lower bound wins when lo > hi.
+inline float reluValue(float v) {
+  return v > 0 ? v : 0.0f;
+}
+inline float clipValue(float v, float lo, float hi) {
+  if (v > hi) v = hi;
+  if (v < lo) v = lo;
+  return v;
+}
+
+/// The epilogue of one output channel, for a kernel that applies it while it writes the channel's
+/// outputs (ConvEpilogue::apply runs the same expressions stage by stage).
+struct ChannelEpilogue {
+  bool affine = false;
+  float a = 1.0f, b = 0.0f;
+  bool addsResidual = false;
+  bool residualFirst = false;
+  Activation activation;
+
+  /// dst[i] = epilogue(src[i]) for i < n; `residual` at dst's positions (null: no residual).
+  /// Inlined into the caller, which must be built for the same instruction set as apply, so
+  /// that `v * a + b` contracts (or not) the same way.
+  template <class Fn>
+  [[gnu::always_inline]] inline void dispatch(Fn&& fn) const {
+    auto withAct = [&](auto affineTag, auto residualTag) {
+      switch (activation.kind) {
+        case Activation::Kind::None:
+          fn(affineTag, residualTag, std::integral_constant<int, 0>{});
+          break;
+        case Activation::Kind::Relu:
+          fn(affineTag, residualTag, std::integral_constant<int, 1>{});
+          break;
+        case Activation::Kind::Clip:
+          fn(affineTag, residualTag, std::integral_constant<int, 2>{});
+          break;
+      }
+    };
+    auto withResidual = [&](auto affineTag) {
+      if (addsResidual) {
+        withAct(affineTag, std::true_type{});
+      } else {
+        withAct(affineTag, std::false_type{});
+      }
+    };
+    if (affine) {
+      withResidual(std::true_type{});
+    } else {
+      withResidual(std::false_type{});
+    }
+  }
+};
+
+/// Applies `e` to n values from src into dst (they may be the same).
+[[gnu::always_inline]] inline void applyChannelEpilogue(const ChannelEpilogue& e, const float* src,
+                                                        float* dst, const float* residual,
+                                                        int64_t n) {
+  e.dispatch([&](auto affine, auto addsResidual, auto act) {
+    const float a = e.a, b = e.b, lo = e.activation.lo, hi = e.activation.hi;
+    const bool residualFirst = e.residualFirst;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = src[i];
+      if constexpr (affine) v = v * a + b;
+      if constexpr (addsResidual) v = residualFirst ? residual[i] + v : v + residual[i];
+      if constexpr (act == 1) v = reluValue(v);
+      if constexpr (act == 2) v = clipValue(v, lo, hi);
+      dst[i] = v;
+    }
+  });
+}
+
 struct ConvEpilogue {
   std::vector<float> scale;  // per output channel; empty: no affine map
   std::vector<float> shift;
@@ -40,6 +112,8 @@ struct ConvEpilogue {
   /// Applies the epilogue in place to `n` outputs of output channel `channel`; `residual` holds
   /// the residual's elements at the same positions (null when !addsResidual).
   void apply(float* y, const float* residual, int64_t n, int64_t channel) const;
+  /// The stages for output channel `channel`.
+  ChannelEpilogue forChannel(int64_t channel) const;
 };
 
 }  // namespace qopt::interp

@@ -212,6 +212,39 @@ INSTANTIATE_TEST_SUITE_P(
                   true,
                   Act::Clip6Attr,
                   2},
+        // The direct kernel (few products per output), with a partial group of filters.
+        ChainCase{
+            "direct_bn_clip6", {1, 3, 17, 19}, 20, {3, 3}, {2, 2}, 1, false, true, Act::Clip6Attr},
+        ChainCase{"direct_two_threads_bn_relu",
+                  {1, 3, 80, 80},
+                  16,
+                  {3, 3},
+                  {1, 1},
+                  1,
+                  true,
+                  true,
+                  Act::Relu,
+                  2},
+        // 16 channels at a time, with a partial group; and a plane large enough for the
+        // plane-at-a-time kernel.
+        ChainCase{"depthwise_blocked_partial_group",
+                  {2, 20, 9, 11},
+                  20,
+                  {3, 3},
+                  {1, 1},
+                  20,
+                  true,
+                  true,
+                  Act::Clip6Attr},
+        ChainCase{"depthwise_plane_kernel_bn_clip6",
+                  {1, 3, 66, 66},
+                  3,
+                  {3, 3},
+                  {1, 1},
+                  3,
+                  false,
+                  true,
+                  Act::Clip6Attr},
         ChainCase{"two_threads_depthwise",
                   {1, 16, 40, 40},
                   16,
@@ -267,6 +300,10 @@ struct ResidualCase {
   bool relu;
   Shape residualShape;
   bool fuses;
+  // The convolution's input channels and groups: 4 and 1 take the GEMM, 3 and 1 the direct
+  // kernel, 6 and 6 the depthwise one.
+  int64_t channels = 4;
+  int64_t group = 1;
 };
 
 class ResidualFusion : public ::testing::TestWithParam<ResidualCase> {};
@@ -276,9 +313,10 @@ TEST_P(ResidualFusion, FusedIsBitwiseTheUnfused) {
   GraphBuilder b(15);
   Value* x = b.input("x", DataType::Float);
   Value* skip = b.input("skip", DataType::Float);
-  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({6, 4, 3, 3}, 1)),
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({6, c.channels / c.group, 3, 3}, 1)),
                                b.constant("bias", randomFloats({6}, 2))});
   conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
+  conv->setAttr(Attribute::makeInt("group", c.group));
   Value* y = conv->output(0);
   if (c.batchNorm) {
     y = b.node("BatchNormalization",
@@ -290,7 +328,7 @@ TEST_P(ResidualFusion, FusedIsBitwiseTheUnfused) {
   y = (c.residualFirst ? b.node("Add", {skip, y}) : b.node("Add", {y, skip}))->output(0);
   if (c.relu) y = b.node("Relu", {y})->output(0);
   b.output(y);
-  std::map<std::string, Array> feeds = {{"x", activationInputs({2, 4, 9, 7}, 7)},
+  std::map<std::string, Array> feeds = {{"x", activationInputs({2, c.channels, 9, 7}, 7)},
                                         {"skip", activationInputs(c.residualShape, 8)}};
   BothWays r = runBothWays(b.graph(), feeds);
   EXPECT_TRUE(r.same());
@@ -301,13 +339,16 @@ TEST_P(ResidualFusion, FusedIsBitwiseTheUnfused) {
 
 INSTANTIATE_TEST_SUITE_P(
     Residuals, ResidualFusion,
-    ::testing::Values(ResidualCase{"bn_add_relu", false, true, true, {2, 6, 9, 7}, true},
-                      ResidualCase{
-                          "bn_add_relu_residual_first", true, true, true, {2, 6, 9, 7}, true},
-                      ResidualCase{"add_only", false, false, false, {2, 6, 9, 7}, true},
-                      ResidualCase{"bn_add", true, true, false, {2, 6, 9, 7}, true},
-                      // A residual that broadcasts is left to the Add kernel.
-                      ResidualCase{"broadcast_residual", false, true, true, {1, 6, 1, 1}, false}),
+    ::testing::Values(
+        ResidualCase{"bn_add_relu", false, true, true, {2, 6, 9, 7}, true},
+        ResidualCase{"bn_add_relu_residual_first", true, true, true, {2, 6, 9, 7}, true},
+        ResidualCase{"add_only", false, false, false, {2, 6, 9, 7}, true},
+        ResidualCase{"bn_add", true, true, false, {2, 6, 9, 7}, true},
+        ResidualCase{"direct_bn_add_relu", false, true, true, {2, 6, 9, 7}, true, 3},
+        ResidualCase{
+            "depthwise_residual_first_bn_add_relu", true, true, true, {2, 6, 9, 7}, true, 6, 6},
+        // A residual that broadcasts is left to the Add kernel.
+        ResidualCase{"broadcast_residual", false, true, true, {1, 6, 1, 1}, false}),
     [](const ::testing::TestParamInfo<ResidualCase>& info) { return info.param.name; });
 
 TEST(ResidualFusion, AResidualComputedAfterTheConvolutionIsNotWaitedFor) {

@@ -1,0 +1,197 @@
+#include "DepthwiseBlocked.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "Epilogue.h"
+#include "Lanes.h"
+#include "ThreadPool.h"
+#include "VectorClones.h"
+
+namespace qopt::interp {
+
+namespace {
+
+using lanes::kInFlight;
+using lanes::kLanes;
+using lanes::load;
+using lanes::store;
+using lanes::storeChannels;
+using lanes::transpose;
+using lanes::Vec;
+
+struct Layout {
+  int64_t paddedRows = 0, paddedCols = 0;
+  std::vector<int64_t> tapOffsets;  // per tap, in floats from the window's corner
+};
+
+Layout layoutOf(const WindowGeometry& g) {
+  Layout l;
+  l.paddedRows = std::max(g.input[0] + g.padsBegin[0], (g.output[0] - 1) * g.strides[0] +
+                                                           (g.kernel[0] - 1) * g.dilations[0] + 1);
+  l.paddedCols = std::max(g.input[1] + g.padsBegin[1], (g.output[1] - 1) * g.strides[1] +
+                                                           (g.kernel[1] - 1) * g.dilations[1] + 1);
+  for (int64_t ky = 0; ky < g.kernel[0]; ++ky) {
+    for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+      l.tapOffsets.push_back((ky * g.dilations[0] * l.paddedCols + kx * g.dilations[1]) * kLanes);
+    }
+  }
+  return l;
+}
+
+// The inputs of one group of up to 16 output channels: where each channel's input plane starts
+// (null past the group's end), and the group's weights, bias and epilogues.
+struct Group {
+  const float* planes[kLanes];
+  float* outputs[kLanes];
+  const float* residuals[kLanes];
+  int64_t count = 0;
+  std::vector<float> weights;  // [tap][lane]
+  float bias[kLanes];          // plain floats: a Vec member would need 64-byte aligned storage
+  ChannelEpilogue epilogues[kLanes];
+  bool hasEpilogue = false;
+};
+
+// Zero padding around the interior, then the 16 planes transposed into it.
+[[gnu::always_inline]] inline void fillPadded(const Group& grp, const WindowGeometry& g,
+                                              const Layout& l, float* buf) {
+  const int64_t ih = g.input[0], iw = g.input[1];
+  const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
+  const int64_t cols = l.paddedCols;
+  const Vec zero = {};
+  for (int64_t r = 0; r < l.paddedRows; ++r) {
+    float* row = buf + r * cols * kLanes;
+    if (r < ph || r >= ph + ih) {
+      for (int64_t c = 0; c < cols; ++c) store(row + c * kLanes, zero);
+      continue;
+    }
+    for (int64_t c = 0; c < pw; ++c) store(row + c * kLanes, zero);
+    for (int64_t c = pw + iw; c < cols; ++c) store(row + c * kLanes, zero);
+  }
+  const int64_t pixels = ih * iw;
+  int64_t iy = 0, ix = 0;
+  for (int64_t p0 = 0; p0 < pixels; p0 += kLanes) {
+    const int64_t n = std::min(kLanes, pixels - p0);
+    Vec rows[kLanes];
+    for (int64_t c = 0; c < kLanes; ++c) {
+      if (c >= grp.count) {
+        rows[c] = zero;
+      } else if (n == kLanes) {
+        load(rows[c], grp.planes[c] + p0);
+      } else {
+        float tail[kLanes] = {};
+        std::memcpy(tail, grp.planes[c] + p0, static_cast<size_t>(n) * sizeof(float));
+        load(rows[c], tail);
+      }
+    }
+    transpose(rows);
+    for (int64_t i = 0; i < n; ++i) {
+      store(buf + ((iy + ph) * cols + ix + pw) * kLanes, rows[i]);
+      if (++ix == iw) {
+        ix = 0;
+        ++iy;
+      }
+    }
+  }
+}
+
+QOPT_VECTOR_CLONES
+void depthwiseGroup(const Group& grp, const WindowGeometry& g, const Layout& l, float* buf) {
+  fillPadded(grp, g, l, buf);
+  const int64_t ow = g.output[1];
+  const int64_t pixels = g.output[0] * ow;
+  const int64_t sh = g.strides[0], sw = g.strides[1];
+  const int64_t taps = static_cast<int64_t>(l.tapOffsets.size());
+  const int64_t* offsets = l.tapOffsets.data();
+  const float* weights = grp.weights.data();
+  for (int64_t q0 = 0; q0 < pixels; q0 += kLanes) {
+    const int64_t n = std::min(kLanes, pixels - q0);
+    // Where each pixel's window starts; pixels past the end repeat the last one (discarded).
+    const float* base[kLanes];
+    for (int64_t i = 0; i < kLanes; ++i) {
+      const int64_t q = q0 + std::min(i, n - 1);
+      base[i] = buf + ((q / ow) * sh * l.paddedCols + (q % ow) * sw) * kLanes;
+    }
+    Vec acc[kLanes];
+    for (int64_t half = 0; half < kLanes; half += kInFlight) {
+      Vec part[kInFlight];
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < kInFlight; ++i) load(part[i], grp.bias);
+      for (int64_t t = 0; t < taps; ++t) {
+        Vec wv;
+        load(wv, weights + t * kLanes);
+        const int64_t offset = offsets[t];
+#pragma GCC unroll 8
+        for (int64_t i = 0; i < kInFlight; ++i) {
+          Vec v;
+          load(v, base[half + i] + offset);
+          part[i] += wv * v;
+        }
+      }
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
+    }
+    storeChannels(acc, grp.outputs, grp.residuals, grp.hasEpilogue ? grp.epilogues : nullptr,
+                  grp.count, q0, n);
+  }
+}
+
+float* paddedBuffer(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<size_t>(floats)) buffer.resize(static_cast<size_t>(floats));
+  return buffer.data();
+}
+
+}  // namespace
+
+bool depthwiseBlockedFits(const ConvShape& s, const WindowGeometry& g, int64_t maxBufferBytes) {
+  if (g.spatialRank != 2 || s.groups != s.channels || s.filters % s.channels != 0) return false;
+  const Layout l = layoutOf(g);
+  return l.paddedRows * l.paddedCols * kLanes * static_cast<int64_t>(sizeof(float)) <=
+         maxBufferBytes;
+}
+
+void depthwiseBlocked(const float* x, const float* w, const float* bias, float* y,
+                      const ConvShape& s, const WindowGeometry& g, ThreadPool* pool,
+                      const ConvEpilogue* epilogue, const float* residual) {
+  const Layout layout = layoutOf(g);
+  const int64_t taps = g.kernelSize();
+  const int64_t inSize = g.inputSize(), outSize = g.outputSize();
+  const int64_t multiplier = s.filters / s.channels;
+  const int64_t groupsPerImage = (s.filters + kLanes - 1) / kLanes;
+  const int64_t bufferFloats = layout.paddedRows * layout.paddedCols * kLanes;
+  parallelFor(pool, s.batch * groupsPerImage, 1, [&](int64_t i0, int64_t i1) {
+    float* buf = paddedBuffer(bufferFloats);
+    Group grp;
+    grp.weights.assign(static_cast<size_t>(taps * kLanes), 0.0f);
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t n = item / groupsPerImage;
+      const int64_t m0 = (item % groupsPerImage) * kLanes;
+      grp.count = std::min(kLanes, s.filters - m0);
+      grp.hasEpilogue = epilogue != nullptr;
+      std::fill(grp.weights.begin(), grp.weights.end(), 0.0f);
+      std::fill(grp.bias, grp.bias + kLanes, 0.0f);
+      for (int64_t c = 0; c < kLanes; ++c) {
+        const int64_t m = m0 + c;
+        if (c >= grp.count) {
+          grp.planes[c] = nullptr;
+          grp.outputs[c] = nullptr;
+          grp.residuals[c] = nullptr;
+          continue;
+        }
+        grp.planes[c] = x + (n * s.channels + m / multiplier) * inSize;
+        grp.outputs[c] = y + (n * s.filters + m) * outSize;
+        grp.residuals[c] = residual != nullptr ? residual + (n * s.filters + m) * outSize : nullptr;
+        for (int64_t t = 0; t < taps; ++t)
+          grp.weights[static_cast<size_t>(t * kLanes + c)] = w[m * taps + t];
+        if (bias != nullptr) grp.bias[c] = bias[m];
+        if (epilogue != nullptr) grp.epilogues[c] = epilogue->forChannel(m);
+      }
+      depthwiseGroup(grp, g, layout, buf);
+    }
+  });
+}
+
+}  // namespace qopt::interp

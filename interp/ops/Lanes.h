@@ -1,0 +1,79 @@
+// 16 float lanes as a GCC vector, for kernels that keep 16 channels side by side: loads,
+// stores and a 16x16 transpose. Include only into code built per instruction set
+// (QOPT_VECTOR_CLONES functions), inlined.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "Epilogue.h"
+
+namespace qopt::interp::lanes {
+
+constexpr int64_t kLanes = 16;
+// Output pixels whose accumulators a kernel keeps in flight at once: enough to hide the
+// multiply-add latency, few enough to stay in registers with AVX2 too.
+constexpr int64_t kInFlight = 8;
+
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+
+// Vectors go through memory by reference: passing them by value would tie the functions' ABI
+// to the instruction set they are built for.
+[[gnu::always_inline]] inline void load(Vec& v, const float* p) {
+  std::memcpy(&v, p, sizeof v);
+}
+
+[[gnu::always_inline]] inline void store(float* p, const Vec& v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// One stage of a 16x16 transpose: rows i and i + B (for i with bit B clear) swap their
+// off-diagonal blocks of B lanes. The stages B = 8, 4, 2, 1 together transpose.
+constexpr int lowIndex(int j, int b) {
+  return (j / b) % 2 == 0 ? j : kLanes + j - b;
+}
+constexpr int highIndex(int j, int b) {
+  return (j / b) % 2 == 0 ? j + b : kLanes + j;
+}
+
+template <int B, size_t... I>
+[[gnu::always_inline]] inline void transposeStage(Vec* r, std::index_sequence<I...>) {
+  for (int i = 0; i < kLanes; ++i) {
+    if ((i / B) % 2 != 0) continue;
+    const Vec a = r[i], b = r[i + B];
+    r[i] = __builtin_shufflevector(a, b, lowIndex(I, B)...);
+    r[i + B] = __builtin_shufflevector(a, b, highIndex(I, B)...);
+  }
+}
+
+[[gnu::always_inline]] inline void transpose(Vec* r) {
+  constexpr auto lanes = std::make_index_sequence<kLanes>{};
+  transposeStage<8>(r, lanes);
+  transposeStage<4>(r, lanes);
+  transposeStage<2>(r, lanes);
+  transposeStage<1>(r, lanes);
+}
+
+/// acc[i] holds 16 channels of output pixel q0 + i; transposes them and writes each channel's
+/// n pixels (n <= 16) to outputs[c] + q0 through its epilogue (epilogues null: none), for the
+/// first `channels` channels. residuals[c] is null when the epilogue adds none.
+[[gnu::always_inline]] inline void storeChannels(Vec* acc, float* const* outputs,
+                                                 const float* const* residuals,
+                                                 const ChannelEpilogue* epilogues, int64_t channels,
+                                                 int64_t q0, int64_t n) {
+  transpose(acc);  // acc[c]: channel c at pixels q0 ...
+  for (int64_t c = 0; c < channels; ++c) {
+    float values[kLanes];
+    store(values, acc[c]);
+    float* out = outputs[c] + q0;
+    if (epilogues != nullptr) {
+      const float* residual = residuals[c] != nullptr ? residuals[c] + q0 : nullptr;
+      applyChannelEpilogue(epilogues[c], values, out, residual, n);
+    } else {
+      std::memcpy(out, values, static_cast<size_t>(n) * sizeof(float));
+    }
+  }
+}
+
+}  // namespace qopt::interp::lanes
