@@ -22,17 +22,27 @@ using lanes::storeChannels;
 using lanes::transpose;
 using lanes::Vec;
 
+// Output rows are computed in bands whose padded input rows take about this much buffer, so
+// that the buffer stays in L2 between its filling and its use.
+constexpr int64_t kBandBytes = int64_t{96} << 10;
+
 struct Layout {
-  int64_t paddedRows = 0, paddedCols = 0;
+  int64_t paddedCols = 0;
+  int64_t windowRows = 0;           // padded input rows one output row reads
+  int64_t bandRows = 0;             // output rows per band
+  int64_t bandInputRows = 0;        // padded input rows per band
   std::vector<int64_t> tapOffsets;  // per tap, in floats from the window's corner
 };
 
 Layout layoutOf(const WindowGeometry& g) {
   Layout l;
-  l.paddedRows = std::max(g.input[0] + g.padsBegin[0], (g.output[0] - 1) * g.strides[0] +
-                                                           (g.kernel[0] - 1) * g.dilations[0] + 1);
   l.paddedCols = std::max(g.input[1] + g.padsBegin[1], (g.output[1] - 1) * g.strides[1] +
                                                            (g.kernel[1] - 1) * g.dilations[1] + 1);
+  l.windowRows = (g.kernel[0] - 1) * g.dilations[0] + 1;
+  const int64_t rowBytes = l.paddedCols * kLanes * static_cast<int64_t>(sizeof(float));
+  const int64_t fit = std::max<int64_t>(0, kBandBytes / rowBytes - l.windowRows);
+  l.bandRows = std::clamp<int64_t>(fit / g.strides[0] + 1, 1, std::max<int64_t>(g.output[0], 1));
+  l.bandInputRows = (l.bandRows - 1) * g.strides[0] + l.windowRows;
   for (int64_t ky = 0; ky < g.kernel[0]; ++ky) {
     for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
       l.tapOffsets.push_back((ky * g.dilations[0] * l.paddedCols + kx * g.dilations[1]) * kLanes);
@@ -54,41 +64,47 @@ struct Group {
   bool hasEpilogue = false;
 };
 
-// Zero padding around the interior, then the 16 planes transposed into it.
-[[gnu::always_inline]] inline void fillPadded(const Group& grp, const WindowGeometry& g,
-                                              const Layout& l, float* buf) {
+// The padded input rows of output rows [oy0, oy1): zero padding around the interior, and the
+// 16 planes' rows transposed into it. Local row r is padded row oy0 * stride + r.
+[[gnu::always_inline]] inline void fillBand(const Group& grp, const WindowGeometry& g,
+                                            const Layout& l, float* buf, int64_t oy0, int64_t oy1) {
   const int64_t ih = g.input[0], iw = g.input[1];
   const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
   const int64_t cols = l.paddedCols;
+  const int64_t first = oy0 * g.strides[0];  // first padded row
+  const int64_t rows = (oy1 - 1 - oy0) * g.strides[0] + l.windowRows;
   const Vec zero = {};
-  for (int64_t r = 0; r < l.paddedRows; ++r) {
+  for (int64_t r = 0; r < rows; ++r) {
     float* row = buf + r * cols * kLanes;
-    if (r < ph || r >= ph + ih) {
+    const int64_t iy = first + r - ph;
+    if (iy < 0 || iy >= ih) {
       for (int64_t c = 0; c < cols; ++c) store(row + c * kLanes, zero);
       continue;
     }
     for (int64_t c = 0; c < pw; ++c) store(row + c * kLanes, zero);
     for (int64_t c = pw + iw; c < cols; ++c) store(row + c * kLanes, zero);
   }
-  const int64_t pixels = ih * iw;
-  int64_t iy = 0, ix = 0;
-  for (int64_t p0 = 0; p0 < pixels; p0 += kLanes) {
-    const int64_t n = std::min(kLanes, pixels - p0);
-    Vec rows[kLanes];
+  const int64_t iyBegin = std::clamp<int64_t>(first - ph, 0, ih);
+  const int64_t iyEnd = std::clamp<int64_t>(first + rows - ph, 0, ih);
+  const int64_t end = iyEnd * iw;
+  int64_t iy = iyBegin, ix = 0;
+  for (int64_t p0 = iyBegin * iw; p0 < end; p0 += kLanes) {
+    const int64_t n = std::min(kLanes, end - p0);
+    Vec rowsOf[kLanes];
     for (int64_t c = 0; c < kLanes; ++c) {
       if (c >= grp.count) {
-        rows[c] = zero;
+        rowsOf[c] = zero;
       } else if (n == kLanes) {
-        load(rows[c], grp.planes[c] + p0);
+        load(rowsOf[c], grp.planes[c] + p0);
       } else {
         float tail[kLanes] = {};
         std::memcpy(tail, grp.planes[c] + p0, static_cast<size_t>(n) * sizeof(float));
-        load(rows[c], tail);
+        load(rowsOf[c], tail);
       }
     }
-    transpose(rows);
+    transpose(rowsOf);
     for (int64_t i = 0; i < n; ++i) {
-      store(buf + ((iy + ph) * cols + ix + pw) * kLanes, rows[i]);
+      store(buf + ((iy + ph - first) * cols + ix + pw) * kLanes, rowsOf[i]);
       if (++ix == iw) {
         ix = 0;
         ++iy;
@@ -97,22 +113,26 @@ struct Group {
   }
 }
 
-QOPT_VECTOR_CLONES
-void depthwiseGroup(const Group& grp, const WindowGeometry& g, const Layout& l, float* buf) {
-  fillPadded(grp, g, l, buf);
+// Output pixels [q0, q1) (flattened) of the band starting at output row oy0.
+[[gnu::always_inline]] inline void depthwiseBand(const Group& grp, const WindowGeometry& g,
+                                                 const Layout& l, const float* buf, int64_t q0,
+                                                 int64_t q1, int64_t oy0) {
   const int64_t ow = g.output[1];
-  const int64_t pixels = g.output[0] * ow;
   const int64_t sh = g.strides[0], sw = g.strides[1];
   const int64_t taps = static_cast<int64_t>(l.tapOffsets.size());
   const int64_t* offsets = l.tapOffsets.data();
   const float* weights = grp.weights.data();
-  for (int64_t q0 = 0; q0 < pixels; q0 += kLanes) {
-    const int64_t n = std::min(kLanes, pixels - q0);
+  for (int64_t p0 = q0; p0 < q1; p0 += kLanes) {
+    const int64_t n = std::min(kLanes, q1 - p0);
     // Where each pixel's window starts; pixels past the end repeat the last one (discarded).
     const float* base[kLanes];
+    int64_t oy = p0 / ow, ox = p0 % ow;  // stepped, not divided, per pixel
     for (int64_t i = 0; i < kLanes; ++i) {
-      const int64_t q = q0 + std::min(i, n - 1);
-      base[i] = buf + ((q / ow) * sh * l.paddedCols + (q % ow) * sw) * kLanes;
+      base[i] = buf + ((oy - oy0) * sh * l.paddedCols + ox * sw) * kLanes;
+      if (i + 1 < n && ++ox == ow) {
+        ox = 0;
+        ++oy;
+      }
     }
     Vec acc[kLanes];
     for (int64_t half = 0; half < kLanes; half += kInFlight) {
@@ -134,7 +154,17 @@ void depthwiseGroup(const Group& grp, const WindowGeometry& g, const Layout& l, 
       for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
     }
     storeChannels(acc, grp.outputs, grp.residuals, grp.hasEpilogue ? grp.epilogues : nullptr,
-                  grp.count, q0, n);
+                  grp.count, p0, n);
+  }
+}
+
+QOPT_VECTOR_CLONES
+void depthwiseGroup(const Group& grp, const WindowGeometry& g, const Layout& l, float* buf) {
+  const int64_t oh = g.output[0], ow = g.output[1];
+  for (int64_t oy0 = 0; oy0 < oh; oy0 += l.bandRows) {
+    const int64_t oy1 = std::min(oh, oy0 + l.bandRows);
+    fillBand(grp, g, l, buf, oy0, oy1);
+    depthwiseBand(grp, g, l, buf, oy0 * ow, oy1 * ow, oy0);
   }
 }
 
@@ -149,7 +179,7 @@ float* paddedBuffer(int64_t floats) {
 bool depthwiseBlockedFits(const ConvShape& s, const WindowGeometry& g, int64_t maxBufferBytes) {
   if (g.spatialRank != 2 || s.groups != s.channels || s.filters % s.channels != 0) return false;
   const Layout l = layoutOf(g);
-  return l.paddedRows * l.paddedCols * kLanes * static_cast<int64_t>(sizeof(float)) <=
+  return l.bandInputRows * l.paddedCols * kLanes * static_cast<int64_t>(sizeof(float)) <=
          maxBufferBytes;
 }
 
@@ -161,7 +191,7 @@ void depthwiseBlocked(const float* x, const float* w, const float* bias, float* 
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();
   const int64_t multiplier = s.filters / s.channels;
   const int64_t groupsPerImage = (s.filters + kLanes - 1) / kLanes;
-  const int64_t bufferFloats = layout.paddedRows * layout.paddedCols * kLanes;
+  const int64_t bufferFloats = layout.bandInputRows * layout.paddedCols * kLanes;
   parallelFor(pool, s.batch * groupsPerImage, 1, [&](int64_t i0, int64_t i1) {
     float* buf = paddedBuffer(bufferFloats);
     Group grp;

@@ -85,9 +85,13 @@ void directPixels(const FilterGroup& grp, bool hasEpilogue, const float* padded,
     const int64_t n = std::min(kLanes, q1 - q);
     // Where each pixel's window starts; pixels past the end repeat the last one (discarded).
     const float* base[kLanes];
+    int64_t oy = q / ow, ox = q % ow;  // stepped, not divided, per pixel
     for (int64_t i = 0; i < kLanes; ++i) {
-      const int64_t pixel = q + std::min(i, n - 1);
-      base[i] = padded + (pixel / ow) * sh * p.paddedCols + (pixel % ow) * sw;
+      base[i] = padded + oy * sh * p.paddedCols + ox * sw;
+      if (i + 1 < n && ++ox == ow) {
+        ox = 0;
+        ++oy;
+      }
     }
     Vec acc[kLanes];
     for (int64_t half = 0; half < kLanes; half += kInFlight) {
