@@ -70,8 +70,10 @@ template <int B, size_t... I>
     if (epilogues != nullptr) {
       const float* residual = residuals[c] != nullptr ? residuals[c] + q0 : nullptr;
       applyChannelEpilogue(epilogues[c], values, out, residual, n);
+    } else if (n == kLanes) {
+      store(out, acc[c]);
     } else {
-      std::memcpy(out, values, static_cast<size_t>(n) * sizeof(float));
+      for (int64_t i = 0; i < n; ++i) out[i] = values[i];
     }
   }
 }
