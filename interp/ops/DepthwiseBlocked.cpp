@@ -14,7 +14,6 @@ namespace qopt::interp {
 
 namespace {
 
-using lanes::kInFlight;
 using lanes::kLanes;
 using lanes::load;
 using lanes::store;
@@ -124,35 +123,10 @@ struct Group {
   const float* weights = grp.weights.data();
   for (int64_t p0 = q0; p0 < q1; p0 += kLanes) {
     const int64_t n = std::min(kLanes, q1 - p0);
-    // Where each pixel's window starts; pixels past the end repeat the last one (discarded).
     const float* base[kLanes];
-    int64_t oy = p0 / ow, ox = p0 % ow;  // stepped, not divided, per pixel
-    for (int64_t i = 0; i < kLanes; ++i) {
-      base[i] = buf + ((oy - oy0) * sh * l.paddedCols + ox * sw) * kLanes;
-      if (i + 1 < n && ++ox == ow) {
-        ox = 0;
-        ++oy;
-      }
-    }
+    lanes::windowStarts(base, buf, p0, n, ow, oy0, sh * l.paddedCols * kLanes, sw * kLanes);
     Vec acc[kLanes];
-    for (int64_t half = 0; half < kLanes; half += kInFlight) {
-      Vec part[kInFlight];
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) load(part[i], grp.bias);
-      for (int64_t t = 0; t < taps; ++t) {
-        Vec wv;
-        load(wv, weights + t * kLanes);
-        const int64_t offset = offsets[t];
-#pragma GCC unroll 8
-        for (int64_t i = 0; i < kInFlight; ++i) {
-          Vec v;
-          load(v, base[half + i] + offset);
-          part[i] += wv * v;
-        }
-      }
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
-    }
+    lanes::multiplyAccumulate<false>(acc, base, grp.bias, weights, offsets, taps);
     storeChannels(acc, grp.outputs, grp.residuals, grp.hasEpilogue ? grp.epilogues : nullptr,
                   grp.count, p0, n);
   }
@@ -166,12 +140,6 @@ void depthwiseGroup(const Group& grp, const WindowGeometry& g, const Layout& l, 
     fillBand(grp, g, l, buf, oy0, oy1);
     depthwiseBand(grp, g, l, buf, oy0 * ow, oy1 * ow, oy0);
   }
-}
-
-float* paddedBuffer(int64_t floats) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < static_cast<size_t>(floats)) buffer.resize(static_cast<size_t>(floats));
-  return buffer.data();
 }
 
 }  // namespace
@@ -193,7 +161,7 @@ void depthwiseBlocked(const float* x, const float* w, const float* bias, float* 
   const int64_t groupsPerImage = (s.filters + kLanes - 1) / kLanes;
   const int64_t bufferFloats = layout.bandInputRows * layout.paddedCols * kLanes;
   parallelFor(pool, s.batch * groupsPerImage, 1, [&](int64_t i0, int64_t i1) {
-    float* buf = paddedBuffer(bufferFloats);
+    float* buf = lanes::scratchFloats(bufferFloats);
     Group grp;
     grp.weights.assign(static_cast<size_t>(taps * kLanes), 0.0f);
     for (int64_t item = i0; item < i1; ++item) {

@@ -12,7 +12,6 @@ namespace qopt::interp {
 
 namespace {
 
-using lanes::kInFlight;
 using lanes::kLanes;
 using lanes::load;
 using lanes::storeChannels;
@@ -83,40 +82,13 @@ void directPixels(const FilterGroup& grp, bool hasEpilogue, const float* padded,
   const float* weights = grp.weights.data();
   for (int64_t q = q0; q < q1; q += kLanes) {
     const int64_t n = std::min(kLanes, q1 - q);
-    // Where each pixel's window starts; pixels past the end repeat the last one (discarded).
     const float* base[kLanes];
-    int64_t oy = q / ow, ox = q % ow;  // stepped, not divided, per pixel
-    for (int64_t i = 0; i < kLanes; ++i) {
-      base[i] = padded + oy * sh * p.paddedCols + ox * sw;
-      if (i + 1 < n && ++ox == ow) {
-        ox = 0;
-        ++oy;
-      }
-    }
+    lanes::windowStarts(base, padded, q, n, ow, 0, sh * p.paddedCols, sw);
     Vec acc[kLanes];
-    for (int64_t half = 0; half < kLanes; half += kInFlight) {
-      Vec part[kInFlight];
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) load(part[i], grp.bias);
-      for (int64_t t = 0; t < products; ++t) {
-        Vec wv;
-        load(wv, weights + t * kLanes);
-        const int64_t offset = offsets[t];
-#pragma GCC unroll 8
-        for (int64_t i = 0; i < kInFlight; ++i) part[i] += wv * base[half + i][offset];
-      }
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
-    }
+    lanes::multiplyAccumulate<true>(acc, base, grp.bias, weights, offsets, products);
     storeChannels(acc, grp.outputs, grp.residuals, hasEpilogue ? grp.epilogues : nullptr, grp.count,
                   q, n);
   }
-}
-
-float* paddedBuffer(int64_t floats) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < static_cast<size_t>(floats)) buffer.resize(static_cast<size_t>(floats));
-  return buffer.data();
 }
 
 }  // namespace
@@ -151,7 +123,7 @@ void directBlocked(const float* x, const float* w, const float* bias, float* y, 
     }
   }
 
-  float* padded = paddedBuffer(s.channels * plan.planeSize);
+  float* padded = lanes::scratchFloats(s.channels * plan.planeSize);
   for (int64_t n = 0; n < s.batch; ++n) {
     padImage(x + n * s.channels * g.inputSize(), s.channels, g, plan, padded);
     for (int64_t gi = 0; gi < filterGroups; ++gi) {

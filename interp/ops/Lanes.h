@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "Epilogue.h"
 
@@ -53,6 +54,61 @@ template <int B, size_t... I>
   transposeStage<4>(r, lanes);
   transposeStage<2>(r, lanes);
   transposeStage<1>(r, lanes);
+}
+
+/// Where the windows of output pixels q0 ... q0 + 15 (row-major over `width` columns) start:
+/// origin + (row - firstRow) * rowStep + column * columnStep. Pixels from q0 + n on repeat the
+/// last one (their results are discarded). Stepped, not divided, per pixel.
+[[gnu::always_inline]] inline void windowStarts(const float** base, const float* origin, int64_t q0,
+                                                int64_t n, int64_t width, int64_t firstRow,
+                                                int64_t rowStep, int64_t columnStep) {
+  int64_t row = q0 / width, column = q0 % width;
+  for (int64_t i = 0; i < kLanes; ++i) {
+    base[i] = origin + (row - firstRow) * rowStep + column * columnStep;
+    if (i + 1 < n && ++column == width) {
+      column = 0;
+      ++row;
+    }
+  }
+}
+
+/// acc[i] = bias + sum over t, in order, of weights[t] * x(base[i] + offsets[t]), for 16 pixels
+/// i, 8 at a time. x is the 16 lanes at that address, or with `Broadcast` the one float there
+/// in every lane. bias and weights hold 16 lanes each (weights: per t).
+template <bool Broadcast>
+[[gnu::always_inline]] inline void multiplyAccumulate(Vec* acc, const float* const* base,
+                                                      const float* bias, const float* weights,
+                                                      const int64_t* offsets, int64_t products) {
+  for (int64_t half = 0; half < kLanes; half += kInFlight) {
+    Vec part[kInFlight];
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kInFlight; ++i) load(part[i], bias);
+    for (int64_t t = 0; t < products; ++t) {
+      Vec wv;
+      load(wv, weights + t * kLanes);
+      const int64_t offset = offsets[t];
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < kInFlight; ++i) {
+        if constexpr (Broadcast) {
+          part[i] += wv * base[half + i][offset];
+        } else {
+          Vec v;
+          load(v, base[half + i] + offset);
+          part[i] += wv * v;
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
+  }
+}
+
+/// A per-thread scratch buffer of at least `floats` floats, kept between calls (a fresh one per
+/// call would cost page faults on every run).
+inline float* scratchFloats(int64_t floats) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<size_t>(floats)) buffer.resize(static_cast<size_t>(floats));
+  return buffer.data();
 }
 
 /// acc[i] holds 16 channels of output pixel q0 + i; transposes them and writes each channel's
