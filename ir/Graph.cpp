@@ -149,7 +149,7 @@ void Node::insertInput(size_t i, Value* value) {
   for (size_t k = i; k < inputs_.size(); ++k) {
     if (inputs_[k]) inputs_[k]->removeUse(this, static_cast<uint32_t>(k));
   }
-  inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(i), value);
+  inputs_.insert(i, value);
   for (size_t k = i; k < inputs_.size(); ++k) {
     if (inputs_[k]) inputs_[k]->addUse(this, static_cast<uint32_t>(k));
   }
@@ -160,7 +160,7 @@ void Node::removeInput(size_t i) {
   for (size_t k = i; k < inputs_.size(); ++k) {
     if (inputs_[k]) inputs_[k]->removeUse(this, static_cast<uint32_t>(k));
   }
-  inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
+  inputs_.erase(i);
   for (size_t k = i; k < inputs_.size(); ++k) {
     if (inputs_[k]) inputs_[k]->addUse(this, static_cast<uint32_t>(k));
   }
@@ -180,26 +180,24 @@ Value* Node::addOutput(std::string name, bool absent) {
   } else if (name.empty()) {
     name = model.uniqueValueName(opType_.empty() ? std::string("v") : opType_);
   }
-  auto value = std::unique_ptr<Value>(new Value(graph_, Value::Kind::NodeOutput, std::move(name)));
+  Value* value = graph_->allocateValue(Value::Kind::NodeOutput, std::move(name));
   value->producer_ = this;
   value->outputIndex_ = static_cast<uint32_t>(outputs_.size());
-  Value* raw = value.get();
-  outputs_.push_back(std::move(value));
-  outputViews_.push_back(raw);
-  graph_->registerName(raw);
-  return raw;
+  outputs_.push_back(value);
+  graph_->registerName(value);
+  return value;
 }
 
 void Node::truncateOutputs(size_t count) {
   while (outputs_.size() > count) {
-    Value* v = outputs_.back().get();
+    Value* v = outputs_.back();
     if (v->hasUses() || v->isGraphOutput()) {
       throw Error(ErrorKind::Internal, graph_->model().sourcePath, describe(),
                   fmt::format("cannot remove output '{}': it is still used", v->name()));
     }
     graph_->unregisterName(v);
     outputs_.pop_back();
-    outputViews_.pop_back();
+    graph_->valueArena_.destroy(v, v->slot_);
   }
 }
 
@@ -304,19 +302,20 @@ Graph::~Graph() {
   // A subgraph dropped on its own (its node erased, its attribute removed) gives its values'
   // names back to the model, which outlives it.
   if (model_ && !model_->destroying_) {
-    for (auto& value : valuePool_) model_->releaseName(value->name_);
-    for (auto& node : nodePool_) {
-      for (auto& out : node->outputs_) model_->releaseName(out->name_);
-    }
+    valueArena_.forEach([&](Value* value) {
+      if (!value->name_.empty()) model_->releaseName(value->name_);
+    });
   }
   // Drop uses first so that destroying nodes in any order never touches freed values.
-  for (auto& node : nodePool_) {
+  nodeArena_.forEach([](Node* node) {
     node->inputs_.clear();
     for (Attribute& a : node->attributes_) {
       a.g.reset();
       a.graphs.clear();
     }
-  }
+  });
+  nodeArena_.destroyAll();
+  valueArena_.destroyAll();
 }
 
 Graph* Graph::parentGraph() const {
@@ -360,13 +359,12 @@ void Graph::unlinkNode(Node* node) {
 }
 
 Node* Graph::createEmptyNode(std::string opType, std::string domain, Node* insertBefore) {
-  auto node = std::unique_ptr<Node>(new Node(this, std::move(opType), std::move(domain)));
-  Node* raw = node.get();
-  raw->poolIndex_ = nodePool_.size();
-  raw->serial_ = nextSerial_++;
-  nodePool_.push_back(std::move(node));
-  linkBefore(raw, insertBefore);
-  return raw;
+  uint32_t slot = 0;
+  Node* node = nodeArena_.create(slot, this, std::move(opType), std::move(domain));
+  node->slot_ = slot;
+  node->serial_ = nextSerial_++;
+  linkBefore(node, insertBefore);
+  return node;
 }
 
 Node* Graph::createNode(std::string opType, std::span<Value* const> inputs, size_t numOutputs,
@@ -378,10 +376,7 @@ Node* Graph::createNode(std::string opType, std::span<Value* const> inputs, size
 }
 
 void Graph::eraseNode(Node* node) {
-  // The last node of the pool moves into the erased one's slot below; on a large graph it is
-  // far away in memory, so start loading it now.
-  __builtin_prefetch(nodePool_.back().get());
-  for (const auto& out : node->outputs_) {
+  for (Value* out : node->outputs_) {
     if (out->hasUses() || out->isGraphOutput()) {
       throw Error(ErrorKind::Internal, model_->sourcePath, node->describe(),
                   fmt::format("cannot erase: output '{}' is still used", out->name()));
@@ -393,33 +388,32 @@ void Graph::eraseNode(Node* node) {
   for (Graph* g : node->subgraphs()) {
     g->walk([](Node* inner) { inner->removeAllInputs(); });
   }
-  for (const auto& out : node->outputs_) unregisterName(out.get());
+  for (Value* out : node->outputs_) unregisterName(out);
   unlinkNode(node);
-  size_t idx = node->poolIndex_;
-  if (idx + 1 != nodePool_.size()) {
-    std::swap(nodePool_[idx], nodePool_.back());
-    nodePool_[idx]->poolIndex_ = idx;
-  }
-  nodePool_.pop_back();
+  // The node goes first (its subgraphs with it), then its outputs; both slots are kept for
+  // the next node and values rather than freed.
+  InlineVector<Value*, 2> outputs;
+  for (Value* out : node->outputs_) outputs.push_back(out);
+  nodeArena_.destroy(node, node->slot_);
+  for (Value* out : outputs) valueArena_.destroy(out, out->slot_);
+}
+
+Value* Graph::allocateValue(Value::Kind kind, std::string name) {
+  uint32_t slot = 0;
+  Value* value = valueArena_.create(slot, this, kind, std::move(name));
+  value->slot_ = slot;
+  return value;
 }
 
 Value* Graph::newValue(Value::Kind kind, std::string name) {
-  auto value = std::unique_ptr<Value>(new Value(this, kind, std::move(name)));
-  Value* raw = value.get();
-  raw->poolIndex_ = valuePool_.size();
-  valuePool_.push_back(std::move(value));
-  registerName(raw);
-  return raw;
+  Value* value = allocateValue(kind, std::move(name));
+  registerName(value);
+  return value;
 }
 
 void Graph::destroyValue(Value* value) {
   unregisterName(value);
-  size_t idx = value->poolIndex_;
-  if (idx + 1 != valuePool_.size()) {
-    std::swap(valuePool_[idx], valuePool_.back());
-    valuePool_[idx]->poolIndex_ = idx;
-  }
-  valuePool_.pop_back();
+  valueArena_.destroy(value, value->slot_);
 }
 
 void Graph::registerName(Value* value) {
@@ -589,17 +583,17 @@ static void collectDependencies(const Graph* graph, const Node* node, std::vecto
   }
 }
 
-// Both checks below index per-node state by the node's pool index (dense in [0, numNodes)): a
+// Both checks below index per-node state by the node's arena slot (dense in [0, slotCount)): a
 // vector walks memory in order where a hash set keyed by Node* would miss the cache per node.
 bool Graph::isTopologicallySorted() const {
-  std::vector<char> done(nodePool_.size(), 0);
+  std::vector<char> done(nodeArena_.slotCount(), 0);
   std::vector<Node*> deps;
   for (Node* n : nodes()) {
     collectDependencies(this, n, deps);
     for (Node* dep : deps) {
-      if (!done[dep->poolIndex_]) return false;
+      if (!done[dep->slot_]) return false;
     }
-    done[n->poolIndex_] = 1;
+    done[n->slot_] = 1;
   }
   return true;
 }
@@ -607,10 +601,10 @@ bool Graph::isTopologicallySorted() const {
 void Graph::topologicalSort() {
   // Kahn's algorithm with a min-heap on the current position: nodes already in a valid order
   // keep it, and the result does not depend on pointer values (deterministic output).
-  const size_t count = nodePool_.size();
+  const size_t count = nodeArena_.slotCount();
   std::vector<size_t> position(count);
   size_t pos = 0;
-  for (Node* n : nodes()) position[n->poolIndex_] = pos++;
+  for (Node* n : nodes()) position[n->slot_] = pos++;
   // Dependents of each node, in node order, as one flat array (offsets in `firstDependent`).
   std::vector<uint32_t> pending(count, 0);
   std::vector<size_t> firstDependent(count + 1, 0);
@@ -621,9 +615,9 @@ void Graph::topologicalSort() {
     collectDependencies(this, n, deps);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    pending[n->poolIndex_] = static_cast<uint32_t>(deps.size());
+    pending[n->slot_] = static_cast<uint32_t>(deps.size());
     for (Node* d : deps) {
-      ++firstDependent[d->poolIndex_ + 1];
+      ++firstDependent[d->slot_ + 1];
       edges.emplace_back(d, n);
     }
   }
@@ -631,28 +625,28 @@ void Graph::topologicalSort() {
   std::vector<Node*> dependents(edges.size());
   {
     std::vector<size_t> fill(firstDependent.begin(), firstDependent.end() - 1);
-    for (auto [d, n] : edges) dependents[fill[d->poolIndex_]++] = n;
+    for (auto [d, n] : edges) dependents[fill[d->slot_]++] = n;
   }
   std::vector<Node*> order;
   order.reserve(count);
   using Item = std::pair<size_t, Node*>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
   for (Node* n : nodes()) {
-    if (pending[n->poolIndex_] == 0) ready.push({position[n->poolIndex_], n});
+    if (pending[n->slot_] == 0) ready.push({position[n->slot_], n});
   }
   while (!ready.empty()) {
     Node* n = ready.top().second;
     ready.pop();
     order.push_back(n);
-    size_t i = n->poolIndex_;
+    size_t i = n->slot_;
     for (size_t k = firstDependent[i]; k < firstDependent[i + 1]; ++k) {
       Node* d = dependents[k];
-      if (--pending[d->poolIndex_] == 0) ready.push({position[d->poolIndex_], d});
+      if (--pending[d->slot_] == 0) ready.push({position[d->slot_], d});
     }
   }
-  if (order.size() != count) {
+  if (order.size() != nodeArena_.size()) {
     for (Node* n : nodes()) {
-      if (pending[n->poolIndex_] != 0) {
+      if (pending[n->slot_] != 0) {
         throw Error(ErrorKind::Input, model_->sourcePath, n->describe(),
                     "the graph has a cycle through this node");
       }
@@ -668,8 +662,6 @@ void Graph::topologicalSort() {
 std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueMap) const {
   auto copy = std::make_unique<Graph>(model, parent);
   // Sizes are known: no table or pool grows (and rehashes) while copying.
-  copy->nodePool_.reserve(nodePool_.size());
-  copy->valuePool_.reserve(valuePool_.size());
   copy->byName_.reserve(byName_.size());
   valueMap.reserve(valueMap.size() + byName_.size());
   copy->name = name;
@@ -726,10 +718,10 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
       // Outer-scope values not copied (cloning a subgraph alone) are referenced as they are.
       c->addInput(it != valueMap.end() ? it->second : in);
     }
-    for (const auto& out : n->outputs_) {
+    for (Value* out : n->outputs_) {
       Value* o = c->addOutput(out->name(), out->isAbsent());
-      copyValueFields(out.get(), o);
-      valueMap[out.get()] = o;
+      copyValueFields(out, o);
+      valueMap[out] = o;
     }
     for (const Attribute& a : n->attributes_) c->attributes_.push_back(a.clone(c, valueMap));
   }

@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "qopt/ir/Attribute.h"
+#include "qopt/ir/InlineVector.h"
 #include "qopt/ir/NameTable.h"
+#include "qopt/ir/SlotArena.h"
 #include "qopt/ir/Tensor.h"
 #include "qopt/ir/Type.h"
 
@@ -84,6 +86,7 @@ class Value {
   friend class Graph;
   friend class Node;
   friend class Model;
+  friend class SlotArena<Value>;
   Value(Graph* graph, Kind kind, std::string name);
   void addUse(Node* user, uint32_t index) { uses_.push_back({user, index}); }
   void removeUse(Node* user, uint32_t index);
@@ -99,7 +102,7 @@ class Value {
   bool alsoGraphInput_ = false;  // an initializer also listed as a graph input (IR < 4 style)
   std::string name_;
   TensorPtr initializer_;
-  size_t poolIndex_ = 0;        // position in the graph's value pool (O(1) erase)
+  uint32_t slot_ = 0;           // slot in the graph's value arena
   size_t initializerSlot_ = 0;  // position in the graph's initializer list (O(1) erase)
   ValueType type_;
 
@@ -144,9 +147,9 @@ class Node {
   void removeInput(size_t i);
   void removeAllInputs();
 
-  std::span<Value* const> outputs() const { return outputViews_; }
+  std::span<Value* const> outputs() const { return outputs_; }
   size_t numOutputs() const { return outputs_.size(); }
-  Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i].get() : nullptr; }
+  Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
   /// Adds an output named `name` (a fresh name from the model when empty and !absent).
   Value* addOutput(std::string name = {}, bool absent = false);
   /// Removes the last outputs down to `count`; they must have no uses.
@@ -177,20 +180,21 @@ class Node {
 
  private:
   friend class Graph;
+  friend class SlotArena<Node>;
   Node(Graph* graph, std::string opType, std::string domain);
   void unlink();
 
-  // Hot fields first (see Value): the list links, inputs, op type and outputs.
+  // Hot fields first (see Value): the list links, inputs, op type and outputs. Inputs and
+  // outputs are inline for the common counts; the output values live in the graph's arena.
   Graph* graph_;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
-  size_t poolIndex_ = 0;
-  std::vector<Value*> inputs_;
+  uint32_t slot_ = 0;  // slot in the graph's node arena
+  InlineVector<Value*, 3> inputs_;
   std::string opType_;
   std::string domain_;
-  std::vector<Value*> outputViews_;
-  std::vector<std::unique_ptr<Value>> outputs_;
-  std::vector<Attribute> attributes_;  // after outputs_: destroyed first, as subgraphs may use them
+  InlineVector<Value*, 1> outputs_;
+  std::vector<Attribute> attributes_;
   std::string name_;
   uint64_t serial_ = 0;  // creation order, for stable tie-breaking in sorts
 
@@ -255,7 +259,7 @@ class Graph {
   NodeRange nodes() const { return {first_}; }
   Node* firstNode() const { return first_; }
   Node* lastNode() const { return last_; }
-  size_t numNodes() const { return nodePool_.size(); }
+  size_t numNodes() const { return nodeArena_.size(); }
   /// Creates a node with `numOutputs` fresh outputs (named after `opType`), inserted before
   /// `insertBefore` (appended when null).
   Node* createNode(std::string opType, std::span<Value* const> inputs, size_t numOutputs,
@@ -319,6 +323,7 @@ class Graph {
   friend class Node;
   friend class Value;
   friend class Model;
+  Value* allocateValue(Value::Kind kind, std::string name);
   Value* newValue(Value::Kind kind, std::string name);
   void destroyValue(Value* value);
   void registerName(Value* value);
@@ -331,8 +336,9 @@ class Graph {
   Node* parent_;
   Node* first_ = nullptr;
   Node* last_ = nullptr;
-  std::vector<std::unique_ptr<Node>> nodePool_;
-  std::vector<std::unique_ptr<Value>> valuePool_;  // graph inputs and initializers
+  // Every node and value of this graph (node outputs, graph inputs, initializers) lives here.
+  SlotArena<Node> nodeArena_;
+  SlotArena<Value> valueArena_;
   std::vector<Value*> inputs_;
   mutable std::vector<Value*> initializers_;
   mutable bool initializersDirty_ = false;

@@ -6,13 +6,17 @@
 // followed the replaced value to its replacement, Value::setName follows renames, and erasing a
 // node marks the originals that followed its outputs as removed. Only changes are stored: a name
 // never touched maps to itself. While passes run, a change costs one append to a log; the log is
-// folded into the map when someone asks (verify, reports), so passes pay no hash lookups.
+// folded into the map when someone asks (verify, reports), so passes pay no hash lookups. The log
+// keeps the names' characters in one buffer and fixed-size entries pointing into it: a pass that
+// erases a million nodes appends a million entries, and a log of std::string pairs would
+// allocate per entry and move every string each time the log grows.
 //
 // Initializers and graph inputs removed without replacement (Graph::eraseInitializer) are not
 // announced; their name then maps to itself but no longer exists in the model. Callers look the
 // current name up in the model and treat a missing value as removed.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,13 +44,23 @@ class NameMap : public ModelObserver {
  private:
   // The value called `from` is now called `to` (nullopt: it is gone).
   struct Move {
-    std::string from;
-    std::optional<std::string> to;
+    std::string_view from;
+    std::optional<std::string_view> to;
   };
+  // A logged move: the names are ranges of logNames_ (toSize == kGone: removed).
+  struct LoggedMove {
+    size_t fromOffset;
+    size_t toOffset;
+    uint32_t fromSize;
+    uint32_t toSize;
+  };
+  static constexpr uint32_t kGone = UINT32_MAX;
+  void log(std::string_view from, const std::optional<std::string_view>& to);
   void fold() const;
   void apply(const Move& move) const;
 
-  mutable std::vector<Move> log_;
+  mutable std::vector<LoggedMove> log_;
+  mutable std::string logNames_;
   mutable std::unordered_map<std::string, std::optional<std::string>> current_;  // original -> now
   mutable std::unordered_map<std::string, std::vector<std::string>> followers_;  // now -> originals
 };
