@@ -209,6 +209,7 @@ const Attribute* Node::findAttr(std::string_view name) const {
 }
 
 Attribute* Node::findAttr(std::string_view name) {
+  mayHaveSubgraphs_ = true;  // the caller may turn the attribute into a graph attribute
   for (Attribute& a : attributes_) {
     if (a.name == name) return &a;
   }
@@ -226,6 +227,7 @@ static void dropSubgraphUses(const Attribute& attr) {
 void Node::setAttr(Attribute attr) {
   if (attr.g) attr.g->parent_ = this;
   for (auto& g : attr.graphs) g->parent_ = this;
+  if (attr.g || !attr.graphs.empty()) mayHaveSubgraphs_ = true;
   for (Attribute& a : attributes_) {
     if (a.name == attr.name) {
       dropSubgraphUses(a);
@@ -233,6 +235,13 @@ void Node::setAttr(Attribute attr) {
       return;
     }
   }
+  attributes_.push_back(std::move(attr));
+}
+
+void Node::addAttr(Attribute attr) {
+  if (attr.g) attr.g->parent_ = this;
+  for (auto& g : attr.graphs) g->parent_ = this;
+  if (attr.g || !attr.graphs.empty()) mayHaveSubgraphs_ = true;
   attributes_.push_back(std::move(attr));
 }
 
@@ -274,6 +283,7 @@ std::vector<float> Node::attrFloats(std::string_view name, std::vector<float> fa
 
 std::vector<Graph*> Node::subgraphs() const {
   std::vector<Graph*> result;
+  if (!mayHaveSubgraphs_) return result;
   for (const Attribute& a : attributes_) {
     if (a.g) result.push_back(a.g.get());
     for (const auto& g : a.graphs) result.push_back(g.get());
@@ -723,7 +733,7 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
       copyValueFields(out, o);
       valueMap[out] = o;
     }
-    for (const Attribute& a : n->attributes_) c->attributes_.push_back(a.clone(c, valueMap));
+    for (const Attribute& a : n->attributes_) c->addAttr(a.clone(c, valueMap));
   }
   for (Value* out : outputs_) {
     auto it = valueMap.find(out);

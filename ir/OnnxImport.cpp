@@ -208,7 +208,7 @@ class Importer {
       node->addInput(value);
     }
     for (onnx::AttributeProto& attrProto : *proto.mutable_attribute()) {
-      node->mutableAttributes().push_back(importAttribute(attrProto, node));
+      node->addAttr(importAttribute(attrProto, node));
     }
   }
 

@@ -156,12 +156,17 @@ class Node {
   void truncateOutputs(size_t count);
 
   const std::vector<Attribute>& attributes() const { return attributes_; }
-  std::vector<Attribute>& mutableAttributes() { return attributes_; }
+  std::vector<Attribute>& mutableAttributes() {
+    mayHaveSubgraphs_ = true;  // the caller may add or fill a graph attribute
+    return attributes_;
+  }
   const Attribute* findAttr(std::string_view name) const;
   Attribute* findAttr(std::string_view name);
   bool hasAttr(std::string_view name) const { return findAttr(name) != nullptr; }
   /// Replaces the attribute of the same name or appends.
   void setAttr(Attribute attr);
+  /// Appends, even when an attribute of the same name exists (import keeps what the file says).
+  void addAttr(Attribute attr);
   bool removeAttr(std::string_view name);
   int64_t attrInt(std::string_view name, int64_t fallback) const;
   float attrFloat(std::string_view name, float fallback) const;
@@ -190,6 +195,10 @@ class Node {
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
   uint32_t slot_ = 0;  // slot in the graph's node arena
+  // False while no attribute can hold a graph: subgraphs(), which every pass asks of every node,
+  // then answers without reading the attributes (a cache miss per node on a large model). Set
+  // by whatever adds a graph attribute or hands out mutable attributes; never cleared.
+  bool mayHaveSubgraphs_ = false;
   InlineVector<Value*, 3> inputs_;
   std::string opType_;
   std::string domain_;
