@@ -1,7 +1,7 @@
 // Pass manager overhead and the first passes' scaling.
 //
 //   qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes 10000,100000,1000000]
-//                 [--passes dce,topo-sort] [--overhead 0|1]
+//                 [--passes dce,topo-sort] [--overhead 0|1] [--caches warm,cold]
 //
 // Part 1 writes a model of N nodes (a chain of Add with small weights and Relu) to a temporary
 // file, then times loadModel + saveModel against a PassManager run of P no-op passes over the
@@ -14,6 +14,13 @@
 // hierarchy's (a 10k-node model fits in cache, a 1M-node one does not). Each size gets as many
 // runs as it takes to process about as many nodes as the largest size does (the median is
 // printed), so that the small sizes are not at the mercy of one preemption.
+//
+// Part 2 runs twice by default. "warm": the pass starts right after the model was built, so a
+// 10k-node model (a few MB) is in the caches and a 1M-node one (several hundred MB) is not.
+// "cold": a 96 MiB buffer is written between building and running, so every size starts from
+// memory, as a pass does in a pipeline after loading or after other passes on a large model;
+// what is left between the sizes is the pass's own scaling plus the cache capacity its random
+// accesses (name tables) need.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -43,6 +50,7 @@ struct Options {
   std::vector<std::string> passes = {"dce", "eliminate-identity", "canonicalize",
                                      "dedupe-initializers", "topo-sort"};
   bool overhead = true;
+  std::vector<std::string> caches = {"warm", "cold"};
 };
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -75,10 +83,16 @@ Options parseArgs(int argc, char** argv) {
       options.passes = splitList(value);
     } else if (flag == "--overhead") {
       options.overhead = value != "0";
+    } else if (flag == "--caches") {
+      options.caches = splitList(value);
+      for (const std::string& c : options.caches) {
+        if (c != "warm" && c != "cold")
+          throw Error("--caches takes warm, cold or both", ErrorKind::Usage);
+      }
     } else {
       throw Error(
           "usage: qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes a,b,c] "
-          "[--passes p,q] [--overhead 0|1]",
+          "[--passes p,q] [--overhead 0|1] [--caches warm,cold]",
           ErrorKind::Usage);
     }
   }
@@ -195,13 +209,23 @@ void overhead(const Options& options) {
   fs::remove_all(dir);
 }
 
+// Writes a buffer three times the size of the last-level cache (32 MiB here), so that what the
+// model and its name tables had in the caches is gone.
+void evictCaches() {
+  static std::vector<char> buffer(size_t{96} << 20);
+  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = static_cast<char>(buffer[i] + 1);
+  asm volatile("" : : "r"(buffer.data()) : "memory");
+}
+
 // Median seconds of `run` on a fresh work model of `size` nodes; `nodes` gets the node count.
-double timeOnFreshModel(int64_t size, int repeat, size_t& nodes,
+// With `cold`, the caches are emptied between building the model and running.
+double timeOnFreshModel(int64_t size, int repeat, bool cold, size_t& nodes,
                         const std::function<void(Model&)>& run) {
   std::vector<double> times;
   for (int r = 0; r < repeat; ++r) {
     auto model = workModel(size);
     nodes = model->graph().numNodes();
+    if (cold) evictCaches();
     times.push_back(seconds([&] { run(*model); }));
   }
   return median(times);
@@ -214,7 +238,7 @@ void printRow(const std::string& name, const std::vector<double>& values, const 
   fmt::print("{:>12.2f}\n", *hi / *lo);
 }
 
-void scaling(const Options& options) {
+void scaling(const Options& options, bool cold) {
   PassRegistry registry;
   PluginLoader loader;
   loader.loadDirectory(builtinPassDirectory(), registry);
@@ -232,11 +256,13 @@ void scaling(const Options& options) {
   std::vector<double> clonePerNode;
   for (int64_t size : options.sizes) {
     size_t nodes = 0;
-    double t = timeOnFreshModel(size, repeatFor(size), nodes, [](Model& m) { (void)m.clone(); });
+    double t =
+        timeOnFreshModel(size, repeatFor(size), cold, nodes, [](Model& m) { (void)m.clone(); });
     clonePerNode.push_back(t * 1e9 / static_cast<double>(nodes));
   }
 
-  fmt::print("\ntime per node (ns), median of runs on a fresh model each (runs:");
+  fmt::print("\n{} caches: time per node (ns), median of runs on a fresh model each (runs:",
+             cold ? "cold" : "warm");
   for (int64_t size : options.sizes) fmt::print(" {}", repeatFor(size));
   fmt::print(")\n");
   fmt::print("  {:<22}", "pass");
@@ -247,12 +273,12 @@ void scaling(const Options& options) {
     std::vector<double> perNode, perClone;
     for (size_t i = 0; i < options.sizes.size(); ++i) {
       size_t nodes = 0;
-      double t =
-          timeOnFreshModel(options.sizes[i], repeatFor(options.sizes[i]), nodes, [&](Model& m) {
-            PassManager manager(parsePipeline(name, registry));
-            PassContext context;
-            manager.run(m, context);
-          });
+      double t = timeOnFreshModel(options.sizes[i], repeatFor(options.sizes[i]), cold, nodes,
+                                  [&](Model& m) {
+                                    PassManager manager(parsePipeline(name, registry));
+                                    PassContext context;
+                                    manager.run(m, context);
+                                  });
       perNode.push_back(t * 1e9 / static_cast<double>(nodes));
       perClone.push_back(perNode.back() / clonePerNode[i]);
     }
@@ -271,7 +297,7 @@ int main(int argc, char** argv) {
   try {
     Options options = parseArgs(argc, argv);
     if (options.overhead) overhead(options);
-    scaling(options);
+    for (const std::string& caches : options.caches) scaling(options, caches == "cold");
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "qopt_pm_bench: error: %s\n", e.what());
