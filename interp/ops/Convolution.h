@@ -1,7 +1,8 @@
-// Convolution drivers: im2col + GEMM (OpenBLAS) for ordinary convolutions, a direct kernel for
-// depthwise ones (a GEMM with one row per output is mostly overhead), GEMM + col2im for
-// ConvTranspose, and an exact integer path for ConvInteger and QLinearConv. All layouts are
-// NCHW (NC + any number of spatial dims).
+// Convolution drivers: im2col + GEMM (oneDNN's sgemm, OpenBLAS for double) for ordinary
+// convolutions, direct kernels for depthwise ones (a GEMM with one row per output is mostly
+// overhead; DepthwiseBlocked.h for float) and for float ones with few products per output
+// (DirectBlocked.h), GEMM + col2im for ConvTranspose, and an exact integer path for ConvInteger
+// and QLinearConv. All layouts are NCHW (NC + any number of spatial dims).
 #pragma once
 
 #include <cstdint>
