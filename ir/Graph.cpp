@@ -225,17 +225,16 @@ static void dropSubgraphUses(const Attribute& attr) {
 }
 
 void Node::setAttr(Attribute attr) {
-  if (attr.g) attr.g->parent_ = this;
-  for (auto& g : attr.graphs) g->parent_ = this;
-  if (attr.g || !attr.graphs.empty()) mayHaveSubgraphs_ = true;
-  for (Attribute& a : attributes_) {
-    if (a.name == attr.name) {
-      dropSubgraphUses(a);
-      a = std::move(attr);
-      return;
-    }
+  auto same = std::find_if(attributes_.begin(), attributes_.end(),
+                           [&](const Attribute& a) { return a.name == attr.name; });
+  const auto index = static_cast<size_t>(same - attributes_.begin());
+  const bool replaces = same != attributes_.end();
+  addAttr(std::move(attr));
+  if (replaces) {  // the new attribute takes the old one's place
+    dropSubgraphUses(attributes_[index]);
+    attributes_[index] = std::move(attributes_.back());
+    attributes_.pop_back();
   }
-  attributes_.push_back(std::move(attr));
 }
 
 void Node::addAttr(Attribute attr) {

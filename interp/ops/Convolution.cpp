@@ -10,6 +10,7 @@
 #include "Epilogue.h"
 #include "Im2col.h"
 #include "MatrixMultiply.h"
+#include "ScratchBuffer.h"
 #include "ThreadPool.h"
 #include "VectorClones.h"
 
@@ -68,15 +69,6 @@ Tiling tiling(int64_t batch, int64_t groups, int64_t columns, int64_t rowsOfCol,
 
 int threadsOf(ThreadPool* pool) {
   return pool == nullptr ? 1 : pool->size();
-}
-
-// A per-thread im2col buffer kept between calls: a fresh megabyte per convolution would cost a
-// page fault per 4 KiB on every run.
-template <class T>
-T* columnBuffer(int64_t elements) {
-  thread_local std::vector<T> buffer;
-  if (buffer.size() < static_cast<size_t>(elements)) buffer.resize(static_cast<size_t>(elements));
-  return buffer.data();
 }
 
 // Valid output range [begin, end) for a tap at `offset` (see im2col_detail::validRange).
@@ -267,7 +259,7 @@ void depthwise2d(const T* x, const T* w, const T* bias, T* y, const ConvShape& s
   const int64_t grain =
       std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, outSize * taps));
   parallelFor(pool, planes, grain, [&](int64_t p0, int64_t p1) {
-    T* scratch = columnBuffer<T>(phaseFloats + blockFloats);
+    T* scratch = threadScratch<T>(phaseFloats + blockFloats);
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / s.filters, m = plane % s.filters;
       ChannelEpilogue channelEpilogue;
@@ -328,7 +320,7 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
                        ? tiling(s.batch, s.groups, cols, mg, sizeof(T), true, threadsOf(pool))
                        : tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
   parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
-    T* col = pointwise ? nullptr : columnBuffer<T>(k * t.tile);
+    T* col = pointwise ? nullptr : threadScratch<T>(k * t.tile);
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t image = item / t.tilesPerImage;  // n * groups + group
       const int64_t n = image / s.groups, grp = image % s.groups;
@@ -443,7 +435,7 @@ void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_
   const bool pointwise = g.isPointwise();
   const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(TX), !pointwise, threadsOf(pool));
   parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
-    TX* col = pointwise ? nullptr : columnBuffer<TX>(k * t.tile);
+    TX* col = pointwise ? nullptr : threadScratch<TX>(k * t.tile);
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t image = item / t.tilesPerImage;
       const int64_t n = image / s.groups, grp = image % s.groups;

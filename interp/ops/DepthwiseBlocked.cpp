@@ -7,6 +7,7 @@
 
 #include "Epilogue.h"
 #include "Lanes.h"
+#include "ScratchBuffer.h"
 #include "ThreadPool.h"
 #include "VectorClones.h"
 
@@ -50,17 +51,11 @@ Layout layoutOf(const WindowGeometry& g) {
   return l;
 }
 
-// The inputs of one group of up to 16 output channels: where each channel's input plane starts
-// (null past the group's end), and the group's weights, bias and epilogues.
+// One group of up to 16 output channels: the filters, and where each channel's input plane
+// starts (null past the group's end).
 struct Group {
+  lanes::FilterLanes filters;
   const float* planes[kLanes];
-  float* outputs[kLanes];
-  const float* residuals[kLanes];
-  int64_t count = 0;
-  std::vector<float> weights;  // [tap][lane]
-  float bias[kLanes];          // plain floats: a Vec member would need 64-byte aligned storage
-  ChannelEpilogue epilogues[kLanes];
-  bool hasEpilogue = false;
 };
 
 // The padded input rows of output rows [oy0, oy1): zero padding around the interior, and the
@@ -91,7 +86,7 @@ struct Group {
     const int64_t n = std::min(kLanes, end - p0);
     Vec rowsOf[kLanes];
     for (int64_t c = 0; c < kLanes; ++c) {
-      if (c >= grp.count) {
+      if (c >= grp.filters.count) {
         rowsOf[c] = zero;
       } else if (n == kLanes) {
         load(rowsOf[c], grp.planes[c] + p0);
@@ -120,15 +115,14 @@ struct Group {
   const int64_t sh = g.strides[0], sw = g.strides[1];
   const int64_t taps = static_cast<int64_t>(l.tapOffsets.size());
   const int64_t* offsets = l.tapOffsets.data();
-  const float* weights = grp.weights.data();
+  const float* weights = grp.filters.weights.data();
   for (int64_t p0 = q0; p0 < q1; p0 += kLanes) {
     const int64_t n = std::min(kLanes, q1 - p0);
     const float* base[kLanes];
     lanes::windowStarts(base, buf, p0, n, ow, oy0, sh * l.paddedCols * kLanes, sw * kLanes);
     Vec acc[kLanes];
-    lanes::multiplyAccumulate<false>(acc, base, grp.bias, weights, offsets, taps);
-    storeChannels(acc, grp.outputs, grp.residuals, grp.hasEpilogue ? grp.epilogues : nullptr,
-                  grp.count, p0, n);
+    lanes::multiplyAccumulate<false>(acc, base, grp.filters.bias, weights, offsets, taps);
+    storeChannels(acc, grp.filters, p0, n);
   }
 }
 
@@ -161,31 +155,16 @@ void depthwiseBlocked(const float* x, const float* w, const float* bias, float* 
   const int64_t groupsPerImage = (s.filters + kLanes - 1) / kLanes;
   const int64_t bufferFloats = layout.bandInputRows * layout.paddedCols * kLanes;
   parallelFor(pool, s.batch * groupsPerImage, 1, [&](int64_t i0, int64_t i1) {
-    float* buf = lanes::scratchFloats(bufferFloats);
+    float* buf = threadScratch<float>(bufferFloats);
     Group grp;
-    grp.weights.assign(static_cast<size_t>(taps * kLanes), 0.0f);
     for (int64_t item = i0; item < i1; ++item) {
       const int64_t n = item / groupsPerImage;
       const int64_t m0 = (item % groupsPerImage) * kLanes;
-      grp.count = std::min(kLanes, s.filters - m0);
-      grp.hasEpilogue = epilogue != nullptr;
-      std::fill(grp.weights.begin(), grp.weights.end(), 0.0f);
-      std::fill(grp.bias, grp.bias + kLanes, 0.0f);
+      grp.filters.setFilters(w, taps, bias, epilogue, m0, s.filters);
+      grp.filters.setOutputs(y, residual, n, m0, s.filters, outSize);
       for (int64_t c = 0; c < kLanes; ++c) {
-        const int64_t m = m0 + c;
-        if (c >= grp.count) {
-          grp.planes[c] = nullptr;
-          grp.outputs[c] = nullptr;
-          grp.residuals[c] = nullptr;
-          continue;
-        }
-        grp.planes[c] = x + (n * s.channels + m / multiplier) * inSize;
-        grp.outputs[c] = y + (n * s.filters + m) * outSize;
-        grp.residuals[c] = residual != nullptr ? residual + (n * s.filters + m) * outSize : nullptr;
-        for (int64_t t = 0; t < taps; ++t)
-          grp.weights[static_cast<size_t>(t * kLanes + c)] = w[m * taps + t];
-        if (bias != nullptr) grp.bias[c] = bias[m];
-        if (epilogue != nullptr) grp.epilogues[c] = epilogue->forChannel(m);
+        grp.planes[c] =
+            c < grp.filters.count ? x + (n * s.channels + (m0 + c) / multiplier) * inSize : nullptr;
       }
       depthwiseGroup(grp, g, layout, buf);
     }

@@ -5,6 +5,7 @@
 
 #include "Epilogue.h"
 #include "Lanes.h"
+#include "ScratchBuffer.h"
 #include "ThreadPool.h"
 #include "VectorClones.h"
 
@@ -62,19 +63,9 @@ void padImage(const float* x, int64_t channels, const WindowGeometry& g, const P
   }
 }
 
-// 16 (or fewer) filters of one image.
-struct FilterGroup {
-  float* outputs[kLanes];
-  const float* residuals[kLanes];
-  ChannelEpilogue epilogues[kLanes];
-  int64_t count = 0;
-  std::vector<float> weights;  // [input channel * tap][lane]
-  float bias[kLanes];          // plain floats: a Vec member would need 64-byte aligned storage
-};
-
 QOPT_VECTOR_CLONES
-void directPixels(const FilterGroup& grp, bool hasEpilogue, const float* padded,
-                  const WindowGeometry& g, const Plan& p, int64_t q0, int64_t q1) {
+void directPixels(const lanes::FilterLanes& grp, const float* padded, const WindowGeometry& g,
+                  const Plan& p, int64_t q0, int64_t q1) {
   const int64_t ow = g.output[1];
   const int64_t sh = g.strides[0], sw = g.strides[1];
   const int64_t products = static_cast<int64_t>(p.offsets.size());
@@ -86,8 +77,7 @@ void directPixels(const FilterGroup& grp, bool hasEpilogue, const float* padded,
     lanes::windowStarts(base, padded, q, n, ow, 0, sh * p.paddedCols, sw);
     Vec acc[kLanes];
     lanes::multiplyAccumulate<true>(acc, base, grp.bias, weights, offsets, products);
-    storeChannels(acc, grp.outputs, grp.residuals, hasEpilogue ? grp.epilogues : nullptr, grp.count,
-                  q, n);
+    storeChannels(acc, grp, q, n);
   }
 }
 
@@ -107,38 +97,22 @@ void directBlocked(const float* x, const float* w, const float* bias, float* y, 
   const int64_t pixelItems = (outSize + kPixelsPerItem - 1) / kPixelsPerItem;
 
   // Weights, bias and epilogues per group of 16 filters; outputs are set per image.
-  std::vector<FilterGroup> groups(static_cast<size_t>(filterGroups));
+  std::vector<lanes::FilterLanes> groups(static_cast<size_t>(filterGroups));
   for (int64_t gi = 0; gi < filterGroups; ++gi) {
-    FilterGroup& grp = groups[static_cast<size_t>(gi)];
-    const int64_t m0 = gi * kLanes;
-    grp.count = std::min(kLanes, s.filters - m0);
-    grp.weights.assign(static_cast<size_t>(products * kLanes), 0.0f);
-    std::fill(grp.bias, grp.bias + kLanes, 0.0f);
-    for (int64_t c = 0; c < grp.count; ++c) {
-      for (int64_t t = 0; t < products; ++t) {
-        grp.weights[static_cast<size_t>(t * kLanes + c)] = w[(m0 + c) * products + t];
-      }
-      if (bias != nullptr) grp.bias[c] = bias[m0 + c];
-      if (epilogue != nullptr) grp.epilogues[c] = epilogue->forChannel(m0 + c);
-    }
+    groups[static_cast<size_t>(gi)].setFilters(w, products, bias, epilogue, gi * kLanes, s.filters);
   }
 
-  float* padded = lanes::scratchFloats(s.channels * plan.planeSize);
+  float* padded = threadScratch<float>(s.channels * plan.planeSize);
   for (int64_t n = 0; n < s.batch; ++n) {
     padImage(x + n * s.channels * g.inputSize(), s.channels, g, plan, padded);
     for (int64_t gi = 0; gi < filterGroups; ++gi) {
-      FilterGroup& grp = groups[static_cast<size_t>(gi)];
-      for (int64_t c = 0; c < kLanes; ++c) {
-        const int64_t at = (n * s.filters + gi * kLanes + c) * outSize;
-        grp.outputs[c] = c < grp.count ? y + at : nullptr;
-        grp.residuals[c] = c < grp.count && residual != nullptr ? residual + at : nullptr;
-      }
+      groups[static_cast<size_t>(gi)].setOutputs(y, residual, n, gi * kLanes, s.filters, outSize);
     }
     parallelFor(pool, filterGroups * pixelItems, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t item = i0; item < i1; ++item) {
         const int64_t q0 = (item % pixelItems) * kPixelsPerItem;
-        directPixels(groups[static_cast<size_t>(item / pixelItems)], epilogue != nullptr, padded, g,
-                     plan, q0, std::min(outSize, q0 + kPixelsPerItem));
+        directPixels(groups[static_cast<size_t>(item / pixelItems)], padded, g, plan, q0,
+                     std::min(outSize, q0 + kPixelsPerItem));
       }
     });
   }

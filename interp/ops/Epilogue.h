@@ -48,9 +48,8 @@ struct ChannelEpilogue {
   bool residualFirst = false;
   Activation activation;
 
-  /// dst[i] = epilogue(src[i]) for i < n; `residual` at dst's positions (null: no residual).
-  /// Inlined into the caller, which must be built for the same instruction set as apply, so
-  /// that `v * a + b` contracts (or not) the same way.
+  /// Calls fn(affine, addsResidual, activation) with the stages as compile-time tags (activation:
+  /// 0 none, 1 Relu, 2 Clip), so that a loop over outputs has no branch inside.
   template <class Fn>
   [[gnu::always_inline]] inline void dispatch(Fn&& fn) const {
     auto withAct = [&](auto affineTag, auto residualTag) {
@@ -81,7 +80,9 @@ struct ChannelEpilogue {
   }
 };
 
-/// Applies `e` to n values from src into dst (they may be the same).
+/// dst[i] = e(src[i]) for i < n (src may equal dst); `residual` at dst's positions (null: no
+/// residual). Inlined into the caller, which must be built for the same instruction set as
+/// ConvEpilogue::apply, so that `v * a + b` contracts (or not) the same way.
 [[gnu::always_inline]] inline void applyChannelEpilogue(const ChannelEpilogue& e, const float* src,
                                                         float* dst, const float* residual,
                                                         int64_t n) {

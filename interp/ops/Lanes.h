@@ -3,6 +3,7 @@
 // (QOPT_VECTOR_CLONES functions), inlined.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -103,29 +104,58 @@ template <bool Broadcast>
   }
 }
 
-/// A per-thread scratch buffer of at least `floats` floats, kept between calls (a fresh one per
-/// call would cost page faults on every run).
-inline float* scratchFloats(int64_t floats) {
-  thread_local std::vector<float> buffer;
-  if (buffer.size() < static_cast<size_t>(floats)) buffer.resize(static_cast<size_t>(floats));
-  return buffer.data();
-}
+/// Up to 16 output channels (filters) computed side by side: their weights and bias in lanes,
+/// where each writes, and its epilogue.
+struct FilterLanes {
+  int64_t count = 0;           // filters in use (lanes past it are zero and written nowhere)
+  std::vector<float> weights;  // [product][lane]
+  float bias[kLanes] = {};     // plain floats: a Vec member would need 64-byte aligned storage
+  bool hasEpilogue = false;
+  ChannelEpilogue epilogues[kLanes];
+  float* outputs[kLanes] = {};
+  const float* residuals[kLanes] = {};  // null when the epilogue adds none
 
-/// acc[i] holds 16 channels of output pixel q0 + i; transposes them and writes each channel's
-/// n pixels (n <= 16) to outputs[c] + q0 through its epilogue (epilogues null: none), for the
-/// first `channels` channels. residuals[c] is null when the epilogue adds none.
-[[gnu::always_inline]] inline void storeChannels(Vec* acc, float* const* outputs,
-                                                 const float* const* residuals,
-                                                 const ChannelEpilogue* epilogues, int64_t channels,
-                                                 int64_t q0, int64_t n) {
+  /// Filters m0 ... of w (`filters` x `products`), with `bias` and `epilogue` (either may be
+  /// null).
+  void setFilters(const float* w, int64_t products, const float* bias, const ConvEpilogue* epilogue,
+                  int64_t m0, int64_t filters) {
+    count = std::min(kLanes, filters - m0);
+    weights.assign(static_cast<size_t>(products * kLanes), 0.0f);
+    std::fill(this->bias, this->bias + kLanes, 0.0f);
+    hasEpilogue = epilogue != nullptr;
+    for (int64_t c = 0; c < count; ++c) {
+      for (int64_t t = 0; t < products; ++t) {
+        weights[static_cast<size_t>(t * kLanes + c)] = w[(m0 + c) * products + t];
+      }
+      if (bias != nullptr) this->bias[c] = bias[m0 + c];
+      if (epilogue != nullptr) epilogues[c] = epilogue->forChannel(m0 + c);
+    }
+  }
+
+  /// Where filters m0 ... write in image `image` of y (and read the residual): plane
+  /// image * filters + m, of `planeSize` elements.
+  void setOutputs(float* y, const float* residual, int64_t image, int64_t m0, int64_t filters,
+                  int64_t planeSize) {
+    for (int64_t c = 0; c < kLanes; ++c) {
+      const int64_t at = (image * filters + m0 + c) * planeSize;
+      outputs[c] = c < count ? y + at : nullptr;
+      residuals[c] = c < count && residual != nullptr ? residual + at : nullptr;
+    }
+  }
+};
+
+/// acc[i] holds 16 channels of output pixel q0 + i; transposes them and writes each filter's n
+/// pixels (n <= 16) to its output at q0, through its epilogue.
+[[gnu::always_inline]] inline void storeChannels(Vec* acc, const FilterLanes& f, int64_t q0,
+                                                 int64_t n) {
   transpose(acc);  // acc[c]: channel c at pixels q0 ...
-  for (int64_t c = 0; c < channels; ++c) {
+  for (int64_t c = 0; c < f.count; ++c) {
     float values[kLanes];
     store(values, acc[c]);
-    float* out = outputs[c] + q0;
-    if (epilogues != nullptr) {
-      const float* residual = residuals[c] != nullptr ? residuals[c] + q0 : nullptr;
-      applyChannelEpilogue(epilogues[c], values, out, residual, n);
+    float* out = f.outputs[c] + q0;
+    if (f.hasEpilogue) {
+      const float* residual = f.residuals[c] != nullptr ? f.residuals[c] + q0 : nullptr;
+      applyChannelEpilogue(f.epilogues[c], values, out, residual, n);
     } else if (n == kLanes) {
       store(out, acc[c]);
     } else {

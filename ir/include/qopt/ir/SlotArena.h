@@ -47,7 +47,6 @@ class SlotArena {
       T* object = ::new (address(slot)) T(std::forward<Args>(args)...);
       freeSlots_.pop_back();
       live_[slot] = 1;
-      ++size_;
       return object;
     }
     if (slotCount_ == capacity_) grow();
@@ -55,7 +54,6 @@ class SlotArena {
     T* object = ::new (address(slot)) T(std::forward<Args>(args)...);
     ++slotCount_;
     live_.push_back(1);
-    ++size_;
     return object;
   }
 
@@ -64,7 +62,6 @@ class SlotArena {
     object->~T();
     live_[slot] = 0;
     freeSlots_.push_back(slot);
-    --size_;
   }
 
   /// Destroys every live object, in slot order.
@@ -77,7 +74,6 @@ class SlotArena {
     freeSlots_.clear();
     live_.clear();
     slotCount_ = 0;
-    size_ = 0;
   }
 
   /// Calls fn on every live object, in slot order.
@@ -89,7 +85,7 @@ class SlotArena {
   }
 
   /// Live objects.
-  size_t size() const { return size_; }
+  size_t size() const { return slotCount_ - freeSlots_.size(); }
   /// Slots handed out so far (live or free): every slot index is below it.
   size_t slotCount() const { return slotCount_; }
 
@@ -151,7 +147,6 @@ class SlotArena {
   std::vector<uint8_t> live_;
   size_t slotCount_ = 0;
   size_t capacity_ = 0;
-  size_t size_ = 0;
 };
 
 }  // namespace qopt
