@@ -310,11 +310,7 @@ Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {}
 Graph::~Graph() {
   // A subgraph dropped on its own (its node erased, its attribute removed) gives its values'
   // names back to the model, which outlives it.
-  if (model_ && !model_->destroying_) {
-    valueArena_.forEach([&](Value* value) {
-      if (!value->name_.empty()) model_->releaseName(value->name_);
-    });
-  }
+  if (model_ && !model_->destroying_) valueArena_.forEach([&](Value* v) { unregisterName(v); });
   // Drop uses first so that destroying nodes in any order never touches freed values.
   nodeArena_.forEach([](Node* node) {
     node->inputs_.clear();
@@ -427,10 +423,7 @@ void Graph::destroyValue(Value* value) {
 
 void Graph::registerName(Value* value) {
   if (value->name_.empty()) return;
-  uint64_t hash = NameTable<Value*>::hashOf(value->name_);
-  model_->usedNames_.prefetch(hash);
-  byName_.findOrInsert(value->name_, hash) = value;
-  model_->claimName(value->name_, hash);
+  model_->values_.insert(value, ValueIndex::hashOf(value->name_));
 }
 
 void Graph::unregisterName(Value* value) {
@@ -439,11 +432,7 @@ void Graph::unregisterName(Value* value) {
 
 void Graph::unregisterNameOf(const std::string& name, Value* value) {
   if (name.empty()) return;
-  uint64_t hash = NameTable<Value*>::hashOf(name);
-  model_->usedNames_.prefetch(hash);
-  Value** found = byName_.find(name, hash);
-  if (found && *found == value) byName_.erase(name, hash);
-  model_->releaseName(name, hash);
+  model_->values_.erase(value, ValueIndex::hashOf(name));
 }
 
 Value* Graph::addInput(std::string name, ValueType type) {
@@ -537,8 +526,7 @@ void Graph::removeOutput(size_t i) {
 }
 
 Value* Graph::findValue(std::string_view name) const {
-  Value* const* found = byName_.find(name);
-  return found ? *found : nullptr;
+  return model_->values_.find(name, ValueIndex::hashOf(name), this);
 }
 
 Value* Graph::lookupValue(std::string_view name) const {
@@ -671,8 +659,8 @@ void Graph::topologicalSort() {
 std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueMap) const {
   auto copy = std::make_unique<Graph>(model, parent);
   // Sizes are known: no table or pool grows (and rehashes) while copying.
-  copy->byName_.reserve(byName_.size());
-  valueMap.reserve(valueMap.size() + byName_.size());
+  model->values_.reserve(model->values_.size() + valueArena_.size());
+  valueMap.reserve(valueMap.size() + valueArena_.size());
   copy->name = name;
   copy->docString = docString;
   copy->metadataProps = metadataProps;
@@ -778,42 +766,34 @@ void Model::setOpsetVersion(std::string_view domain, int64_t version) {
 }
 
 bool Model::isNameUsed(std::string_view name) const {
-  const uint32_t* holders = usedNames_.find(name);
-  return holders && *holders > 0;
-}
-
-void Model::claimName(std::string_view name, uint64_t hash) {
-  ++usedNames_.findOrInsert(name, hash);
-}
-
-void Model::releaseName(std::string_view name, uint64_t hash) {
-  uint32_t* holders = usedNames_.find(name, hash);
-  if (!holders) return;
-  if (--*holders == 0) usedNames_.erase(name, hash);
+  return values_.find(name, ValueIndex::hashOf(name), nullptr) != nullptr;
 }
 
 void Model::claimNodeName(std::string_view name) {
   ++usedNodeNames_[name];
 }
 
-std::string Model::freshName(const NameTable<uint32_t>& used, NameTable<uint64_t>& counters,
-                             std::string_view base) {
-  if (!used.contains(base)) return std::string(base);
+// `base` when unused, else the first unused of base_N for N counting up from where the last
+// call for `base` stopped (amortised O(1) per name, however many share the base).
+template <class IsUsed>
+static std::string freshName(IsUsed isUsed, NameTable<uint64_t>& counters, std::string_view base) {
+  if (!isUsed(base)) return std::string(base);
   uint64_t& next = counters[base];
   std::string candidate;
   for (;;) {
     candidate.clear();
     fmt::format_to(std::back_inserter(candidate), "{}_{}", base, ++next);
-    if (!used.contains(candidate)) return candidate;
+    if (!isUsed(candidate)) return candidate;
   }
 }
 
 std::string Model::uniqueValueName(std::string_view base) {
-  return freshName(usedNames_, nameCounters_, base);
+  return freshName([&](std::string_view name) { return isNameUsed(name); }, nameCounters_, base);
 }
 
 std::string Model::uniqueNodeName(std::string_view base) {
-  std::string name = freshName(usedNodeNames_, nodeNameCounters_, base);
+  std::string name = freshName([&](std::string_view n) { return usedNodeNames_.contains(n); },
+                               nodeNameCounters_, base);
   claimNodeName(name);
   return name;
 }
@@ -840,7 +820,7 @@ std::unique_ptr<Model> Model::clone() const {
   copy->trainingInfo = trainingInfo;
   copy->unknownFields = unknownFields;
   copy->sourcePath = sourcePath;
-  copy->usedNames_.reserve(usedNames_.size());
+  copy->values_.reserve(values_.size());
   copy->usedNodeNames_.reserve(usedNodeNames_.size());
   ValueMap map;
   copy->graph_ = graph_->clone(copy.get(), nullptr, map);

@@ -5,8 +5,8 @@
 // topological order (import sorts graphs that are not). Subgraphs (If/Loop/Scan bodies) are
 // graph-valued attributes; their nodes may use values of enclosing graphs directly.
 //
-// Names are model-wide unique (ONNX forbids shadowing); the model's NameTable generates fresh
-// names in amortised O(1). Changes that matter to bookkeeping (replace-all-uses, rename, erase)
+// Names are model-wide unique (ONNX forbids shadowing; sibling subgraphs may repeat one); the
+// model's ValueIndex finds values by name and generates fresh names in amortised O(1). Changes that matter to bookkeeping (replace-all-uses, rename, erase)
 // are announced to ModelObservers so that the pass manager can keep its name map without passes
 // having to remember to.
 #pragma once
@@ -28,6 +28,7 @@
 #include "qopt/ir/SlotArena.h"
 #include "qopt/ir/Tensor.h"
 #include "qopt/ir/Type.h"
+#include "qopt/ir/ValueIndex.h"
 
 namespace qopt {
 
@@ -352,7 +353,6 @@ class Graph {
   mutable std::vector<Value*> initializers_;
   mutable bool initializersDirty_ = false;
   std::vector<Value*> outputs_;
-  NameTable<Value*> byName_;
   uint64_t nextSerial_ = 0;
 };
 
@@ -420,15 +420,10 @@ class Model {
   friend class Graph;
   friend class Value;
   friend class Node;
-  void claimName(std::string_view name, uint64_t hash);
-  void releaseName(std::string_view name, uint64_t hash);
-  void releaseName(std::string_view name) { releaseName(name, NameTable<uint32_t>::hashOf(name)); }
   void claimNodeName(std::string_view name);
-  static std::string freshName(const NameTable<uint32_t>& used, NameTable<uint64_t>& counters,
-                               std::string_view base);
 
   std::unique_ptr<Graph> graph_;
-  NameTable<uint32_t> usedNames_;  // name -> values holding it
+  ValueIndex values_;  // every named value of every graph
   NameTable<uint64_t> nameCounters_;
   NameTable<uint32_t> usedNodeNames_;
   NameTable<uint64_t> nodeNameCounters_;

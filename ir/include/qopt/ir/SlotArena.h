@@ -23,11 +23,9 @@
 #include <utility>
 #include <vector>
 
-namespace qopt {
+#include "qopt/ir/HugePageBlock.h"
 
-/// Allocates `bytes` (a multiple of 2 MiB) aligned to 2 MiB, and asks the kernel to back it
-/// with huge pages where it can (advice only). Free with std::free.
-void* allocateHugePageBlock(size_t bytes);
+namespace qopt {
 
 template <class T>
 class SlotArena {
@@ -97,7 +95,7 @@ class SlotArena {
   static constexpr size_t kGeometricChunks = kMaxChunkLog - kFirstChunkLog;
   static constexpr size_t kGeometricSlots =
       (size_t{1} << kMaxChunkLog) - (size_t{1} << kFirstChunkLog);
-  static constexpr size_t kHugeBytes = size_t{2} << 20;
+  static constexpr size_t kHugeBytes = kHugePageBytes;
   struct alignas(T) Storage {
     std::byte bytes[sizeof(T)];
   };

@@ -1,4 +1,6 @@
-#include "qopt/ir/SlotArena.h"
+#include "qopt/ir/HugePageBlock.h"
+
+#include <cstdlib>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -7,8 +9,7 @@
 namespace qopt {
 
 void* allocateHugePageBlock(size_t bytes) {
-  constexpr size_t kHugePage = size_t{2} << 20;
-  void* memory = std::aligned_alloc(kHugePage, bytes);
+  void* memory = std::aligned_alloc(kHugePageBytes, bytes);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   // Where transparent huge pages are off or none is free, the block keeps small pages.
   if (memory) (void)::madvise(memory, bytes, MADV_HUGEPAGE);
