@@ -45,6 +45,16 @@ void Value::setName(std::string name) {
   for (ModelObserver* o : model.observers_) o->valueRenamed(this, old);
 }
 
+const ValueExtra& Value::extra() const {
+  static const ValueExtra kNone;
+  return extra_ ? *extra_ : kNone;
+}
+
+ValueExtra& Value::mutableExtra() {
+  if (!extra_) extra_ = std::make_unique<ValueExtra>();
+  return *extra_;
+}
+
 void Value::setInitializer(TensorPtr tensor) {
   if (kind_ != Kind::Initializer) {
     throw Error(ErrorKind::Internal, "", fmt::format("value '{}'", name_),
@@ -55,8 +65,8 @@ void Value::setInitializer(TensorPtr tensor) {
 }
 
 void Value::removeUse(Node* user, uint32_t index) {
-  auto it = std::find(uses_.begin(), uses_.end(), Use{user, index});
-  if (it != uses_.end()) uses_.erase(it);
+  const Use* it = std::find(uses_.begin(), uses_.end(), Use{user, index});
+  if (it != uses_.end()) uses_.erase(static_cast<size_t>(it - uses_.begin()));
 }
 
 static bool isInterfaceValue(const Value* v) {
@@ -67,8 +77,7 @@ void Value::replaceAllUsesExcept(Value* other, const Node* except) {
   if (other == this) return;
   // Take the list whole: each redirected use would otherwise be searched for and erased from
   // it one at a time (quadratic in the number of uses). Uses by `except` go back in order.
-  std::vector<Use> uses = std::move(uses_);
-  uses_.clear();
+  InlineVector<Use, 2> uses(std::move(uses_));
   for (const Use& use : uses) {
     if (use.user == except) {
       uses_.push_back(use);
@@ -108,6 +117,16 @@ Node::Node(Graph* graph, std::string opType, std::string domain)
 }
 
 Node::~Node() = default;
+
+const NodeExtra& Node::extra() const {
+  static const NodeExtra kNone;
+  return extra_ ? *extra_ : kNone;
+}
+
+NodeExtra& Node::mutableExtra() {
+  if (!extra_) extra_ = std::make_unique<NodeExtra>();
+  return *extra_;
+}
 
 void Node::setDomain(std::string domain) {
   domain_ = domain == "ai.onnx" ? std::string() : std::move(domain);
@@ -671,10 +690,7 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
   auto copyValueFields = [](const Value* from, Value* to) {
     to->type_ = from->type_;
     to->inValueInfo = from->inValueInfo;
-    to->docString = from->docString;
-    to->valueInfoUnknownFields = from->valueInfoUnknownFields;
-    to->interfaceDocString = from->interfaceDocString;
-    to->interfaceUnknownFields = from->interfaceUnknownFields;
+    if (from->extra_) to->extra_ = std::make_unique<ValueExtra>(*from->extra_);
   };
   for (Value* init : initializers()) {
     Value* v = copy->newValue(Value::Kind::Initializer, init->name());
@@ -702,10 +718,7 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
   for (Node* n : nodes()) {
     Node* c = copy->createEmptyNode(n->opType_, n->domain_);
     c->name_ = n->name_;
-    c->docString = n->docString;
-    c->metadataProps = n->metadataProps;
-    c->unknownFields = n->unknownFields;
-    c->writtenDomain = n->writtenDomain;
+    if (n->extra_) c->extra_ = std::make_unique<NodeExtra>(*n->extra_);
     for (Value* in : n->inputs_) {
       if (!in) {
         c->addInput(nullptr);

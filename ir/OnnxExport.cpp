@@ -54,14 +54,14 @@ class Exporter {
   }
 
   static void exportInterface(const Value& value, onnx::ValueInfoProto& proto) {
-    exportValueInfo(value.name(), value.type(), value.interfaceDocString,
-                    value.interfaceUnknownFields, proto);
+    exportValueInfo(value.name(), value.type(), value.extra().interfaceDocString,
+                    value.extra().interfaceUnknownFields, proto);
   }
 
   static void exportValueInfoEntry(const Value& value, onnx::GraphProto& proto) {
     if (!value.inValueInfo) return;
-    exportValueInfo(value.name(), value.type(), value.docString, value.valueInfoUnknownFields,
-                    *proto.add_value_info());
+    exportValueInfo(value.name(), value.type(), value.extra().docString,
+                    value.extra().valueInfoUnknownFields, *proto.add_value_info());
   }
 
   void exportGraph(const Graph& graph, onnx::GraphProto& proto) {
@@ -102,8 +102,8 @@ class Exporter {
 
   static void exportDomain(const Node& node, onnx::NodeProto& proto) {
     const std::string& domain = node.domain();
-    if (node.writtenDomain) {
-      const std::string& written = *node.writtenDomain;
+    if (const std::optional<std::string>& writtenDomain = node.extra().writtenDomain) {
+      const std::string& written = *writtenDomain;
       bool stillNamesIt = written == domain || (written == "ai.onnx" && domain.empty());
       if (stillNamesIt) {
         proto.set_domain(written);
@@ -122,8 +122,9 @@ class Exporter {
     for (const Attribute& attr : node.attributes()) {
       exportAttribute(attr, node, *proto.add_attribute());
     }
-    if (!node.docString.empty()) proto.set_doc_string(node.docString);
-    restoreUnknownFields(proto, node.unknownFields, kNodeMetadataPropsField, node.metadataProps);
+    const NodeExtra& extra = node.extra();
+    if (!extra.docString.empty()) proto.set_doc_string(extra.docString);
+    restoreUnknownFields(proto, extra.unknownFields, kNodeMetadataPropsField, extra.metadataProps);
   }
 
   void exportAttribute(const Attribute& attr, const Node& node, onnx::AttributeProto& proto) {

@@ -158,9 +158,32 @@ class Importer {
         checkNewName(graph, name, subject);
         value = graph.addInput(name, std::move(type));
       }
-      value->interfaceDocString = info.doc_string();
-      value->interfaceUnknownFields = saveUnknownFields(info);
+      keepInterfaceFields(value, info);
     }
+  }
+
+  // A graph input's or output's own doc string and unknown fields (most files have none: the
+  // value then gets no out-of-line record).
+  static void keepInterfaceFields(Value* value, const onnx::ValueInfoProto& info) {
+    std::string unknown = saveUnknownFields(info);
+    if (info.doc_string().empty() && unknown.empty()) return;
+    ValueExtra& extra = value->mutableExtra();
+    extra.interfaceDocString = info.doc_string();
+    extra.interfaceUnknownFields = std::move(unknown);
+  }
+
+  // The NodeProto fields carried through unread, when the file has any.
+  static void keepNodeFields(Node* node, onnx::NodeProto& proto) {
+    std::vector<std::pair<std::string, std::string>> metadata;
+    takeMetadataProps(proto, kNodeMetadataPropsField, metadata);
+    std::string unknown = saveUnknownFields(proto);
+    if (!proto.has_domain() && proto.doc_string().empty() && metadata.empty() && unknown.empty())
+      return;
+    NodeExtra& extra = node->mutableExtra();
+    if (proto.has_domain()) extra.writtenDomain = proto.domain();
+    extra.docString = proto.doc_string();
+    extra.metadataProps = std::move(metadata);
+    extra.unknownFields = std::move(unknown);
   }
 
   Node* createNode(onnx::NodeProto& proto, Graph& graph) {
@@ -172,11 +195,8 @@ class Importer {
            "the node has no op_type");
     }
     Node* node = graph.createEmptyNode(proto.op_type(), proto.domain());
-    if (proto.has_domain()) node->writtenDomain = proto.domain();
     node->setName(proto.name());
-    node->docString = proto.doc_string();
-    takeMetadataProps(proto, kNodeMetadataPropsField, node->metadataProps);
-    node->unknownFields = saveUnknownFields(proto);
+    keepNodeFields(node, proto);
     for (const std::string& output : proto.output()) {
       if (output.empty()) {
         node->addOutput("", /*absent=*/true);
@@ -306,8 +326,7 @@ class Importer {
       graph.addOutput(value);
       if (!firstTyping || value->graph() != &graph) continue;
       value->setType(importType(info, subject));
-      value->interfaceDocString = info.doc_string();
-      value->interfaceUnknownFields = saveUnknownFields(info);
+      keepInterfaceFields(value, info);
     }
   }
 
@@ -329,8 +348,12 @@ class Importer {
       }
       value->setType(std::move(type));
       value->inValueInfo = true;
-      value->docString = info.doc_string();
-      value->valueInfoUnknownFields = saveUnknownFields(info);
+      std::string unknown = saveUnknownFields(info);
+      if (!info.doc_string().empty() || !unknown.empty()) {
+        ValueExtra& extra = value->mutableExtra();
+        extra.docString = info.doc_string();
+        extra.valueInfoUnknownFields = std::move(unknown);
+      }
     }
   }
 

@@ -1,7 +1,7 @@
 // Pass manager overhead and the first passes' scaling.
 //
 //   qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes 10000,100000,1000000]
-//                 [--passes dce,topo-sort] [--overhead 0|1] [--caches warm,cold]
+//                 [--passes dce,topo-sort] [--overhead 0|1] [--caches warm,cold] [--rounds N]
 //
 // Part 1 writes a model of N nodes (a chain of Add with small weights and Relu) to a temporary
 // file, then times loadModel + saveModel against a PassManager run of P no-op passes over the
@@ -13,7 +13,8 @@
 // to Model::clone of that model, which separates the passes' own scaling from the memory
 // hierarchy's (a 10k-node model fits in cache, a 1M-node one does not). Each size gets as many
 // runs as it takes to process about as many nodes as the largest size does (the median is
-// printed), so that the small sizes are not at the mercy of one preemption.
+// printed), so that the small sizes are not at the mercy of one preemption; --rounds (default 3)
+// repeats the whole table and prints the median of the rounds for each cell.
 //
 // Part 2 runs twice by default. "warm": the pass starts right after the model was built, so a
 // 10k-node model (a few MB) is in the caches and a 1M-node one (several hundred MB) is not.
@@ -51,6 +52,7 @@ struct Options {
                                      "dedupe-initializers", "topo-sort"};
   bool overhead = true;
   std::vector<std::string> caches = {"warm", "cold"};
+  int rounds = 3;
 };
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -83,6 +85,8 @@ Options parseArgs(int argc, char** argv) {
       options.passes = splitList(value);
     } else if (flag == "--overhead") {
       options.overhead = value != "0";
+    } else if (flag == "--rounds") {
+      options.rounds = std::max(1, std::stoi(value));
     } else if (flag == "--caches") {
       options.caches = splitList(value);
       for (const std::string& c : options.caches) {
@@ -92,7 +96,7 @@ Options parseArgs(int argc, char** argv) {
     } else {
       throw Error(
           "usage: qopt_pm_bench [--nodes N] [--noops P] [--repeat R] [--sizes a,b,c] "
-          "[--passes p,q] [--overhead 0|1] [--caches warm,cold]",
+          "[--passes p,q] [--overhead 0|1] [--caches warm,cold] [--rounds N]",
           ErrorKind::Usage);
     }
   }
@@ -107,7 +111,8 @@ double seconds(const std::function<void()>& fn) {
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
 }
 
 ValueType f32(int64_t n) {
@@ -246,49 +251,61 @@ void scaling(const Options& options, bool cold) {
   // a millisecond or two, so on a shared machine one preemption would move a median of five
   // runs by 2x, while hundreds of runs keep the median where the pass is.
   int64_t largest = *std::max_element(options.sizes.begin(), options.sizes.end());
-  int largestRuns = largest >= 1000000 ? std::max(1, options.repeat / 2) : options.repeat;
+  int largestRuns = largest >= 1000000 ? (options.repeat + 1) / 2 : options.repeat;
   auto repeatFor = [&](int64_t size) {
     int64_t runs = (largest * largestRuns + size - 1) / size;
     return static_cast<int>(std::max<int64_t>(largestRuns, runs));
   };
   // The baseline: Model::clone touches every node and value once (allocation, name tables), so
   // it shows what the memory hierarchy alone does to the time per node as the model grows.
-  std::vector<double> clonePerNode;
-  for (int64_t size : options.sizes) {
-    size_t nodes = 0;
-    double t =
-        timeOnFreshModel(size, repeatFor(size), cold, nodes, [](Model& m) { (void)m.clone(); });
-    clonePerNode.push_back(t * 1e9 / static_cast<double>(nodes));
+  std::vector<std::string> rows = options.passes;
+  rows.push_back("(Model::clone)");
+  auto runRow = [&](const std::string& row, Model& m) {
+    if (row == "(Model::clone)") {
+      (void)m.clone();
+      return;
+    }
+    PassManager manager(parsePipeline(row, registry));
+    PassContext context;
+    manager.run(m, context);
+  };
+  // A small model's time depends on what else shares the last-level cache (on a VM, other
+  // guests too), which drifts over seconds: the rounds measure every row and size in turn, and
+  // each cell reports the median of its rounds.
+  std::vector<std::vector<std::vector<double>>> perNode(
+      rows.size(), std::vector<std::vector<double>>(options.sizes.size()));
+  for (int round = 0; round < options.rounds; ++round) {
+    for (size_t r = 0; r < rows.size(); ++r) {
+      for (size_t i = 0; i < options.sizes.size(); ++i) {
+        size_t nodes = 0;
+        double t = timeOnFreshModel(options.sizes[i], repeatFor(options.sizes[i]), cold, nodes,
+                                    [&](Model& m) { runRow(rows[r], m); });
+        perNode[r][i].push_back(t * 1e9 / static_cast<double>(nodes));
+      }
+    }
   }
 
-  fmt::print("\n{} caches: time per node (ns), median of runs on a fresh model each (runs:",
-             cold ? "cold" : "warm");
+  fmt::print("\n{} caches: time per node (ns), median of {} rounds of the median of runs on a "
+             "fresh model each (runs:",
+             cold ? "cold" : "warm", options.rounds);
   for (int64_t size : options.sizes) fmt::print(" {}", repeatFor(size));
   fmt::print(")\n");
   fmt::print("  {:<22}", "pass");
   for (int64_t size : options.sizes) fmt::print("{:>12}", size);
   fmt::print("{:>12}\n", "max/min");
-  std::vector<std::pair<std::string, std::vector<double>>> relative;
-  for (const std::string& name : options.passes) {
-    std::vector<double> perNode, perClone;
-    for (size_t i = 0; i < options.sizes.size(); ++i) {
-      size_t nodes = 0;
-      double t = timeOnFreshModel(options.sizes[i], repeatFor(options.sizes[i]), cold, nodes,
-                                  [&](Model& m) {
-                                    PassManager manager(parsePipeline(name, registry));
-                                    PassContext context;
-                                    manager.run(m, context);
-                                  });
-      perNode.push_back(t * 1e9 / static_cast<double>(nodes));
-      perClone.push_back(perNode.back() / clonePerNode[i]);
-    }
-    printRow(name, perNode, "{:>12.1f}");
-    relative.emplace_back(name, perClone);
+  std::vector<std::vector<double>> medians(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    for (const std::vector<double>& rounds : perNode[r]) medians[r].push_back(median(rounds));
+    printRow(rows[r], medians[r], "{:>12.1f}");
   }
-  printRow("(Model::clone)", clonePerNode, "{:>12.1f}");
-
   fmt::print("\ntime relative to Model::clone of the same model\n");
-  for (const auto& [name, values] : relative) printRow(name, values, "{:>12.2f}");
+  for (size_t r = 0; r + 1 < rows.size(); ++r) {
+    std::vector<double> relative;
+    for (size_t i = 0; i < options.sizes.size(); ++i) {
+      relative.push_back(medians[r][i] / medians.back()[i]);
+    }
+    printRow(rows[r], relative, "{:>12.2f}");
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 //    them as scalar initializer inputs, the only form that opset defines.
 //  - Constant nodes of the main graph (value, value_float(s), value_int(s)) become initializers
 //    carrying the Constant's output name.
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "qopt/ir/Graph.h"
@@ -49,8 +51,9 @@ class CanonicalizePass : public Pass {
   }
 
   void convertClip(Model& model, Graph& graph, Node* node, PassResult& result) {
-    const Attribute* min = node->findAttr("min");
-    const Attribute* max = node->findAttr("max");
+    // Read through const: the mutable lookup would mark the node as possibly holding graphs.
+    const Attribute* min = std::as_const(*node).findAttr("min");
+    const Attribute* max = std::as_const(*node).findAttr("max");
     if (!min && !max) return;
     std::optional<int64_t> opset = model.opsetVersion("");
     if (!opset || *opset < 11) {

@@ -116,16 +116,16 @@ TEST(OnnxRoundTrip, NewerFieldsSurviveAsUnknownFields) {
   ASSERT_EQ(node->opType(), "Add");
   std::vector<std::pair<std::string, std::string>> expected = {{"origin", "conv1"},
                                                                {"pass", "fuse"}};
-  EXPECT_EQ(node->metadataProps, expected);
+  EXPECT_EQ(node->extra().metadataProps, expected);
   EXPECT_EQ(model->graph().metadataProps.size(), 1u);
   EXPECT_EQ(model->graph().initializers()[0]->initializer()->metadataProps().size(), 1u);
-  EXPECT_FALSE(node->unknownFields.empty());  // overload and device configuration stay there
+  EXPECT_FALSE(node->extra().unknownFields.empty());  // overload and device configuration stay there
   EXPECT_FALSE(model->unknownFields.empty());
 }
 
 TEST(OnnxRoundTrip, NodeMetadataAddedByPassesIsWritten) {
   auto model = importBytes(simpleModel().SerializeAsString());
-  model->graph().firstNode()->metadataProps.emplace_back("qopt.rule", "test");
+  model->graph().firstNode()->mutableExtra().metadataProps.emplace_back("qopt.rule", "test");
   onnx::ModelProto exported = parseModel(serializeModel(*model));
   const auto& unknown = exported.graph().node(0).unknown_fields();
   ASSERT_EQ(unknown.field_count(), 1);
@@ -316,7 +316,7 @@ TEST(OnnxRoundTrip, PresenceAndSpellingAreKept) {
   auto model = expectRoundTrip(proto);
   Node* relu = model->graph().firstNode()->next();
   EXPECT_EQ(relu->domain(), "");  // "ai.onnx" reads as the default domain
-  EXPECT_EQ(relu->writtenDomain, "ai.onnx");
+  EXPECT_EQ(relu->extra().writtenDomain, "ai.onnx");
   EXPECT_EQ(model->graph().findValue("x")->type().shape->at(0).param, "batch");
   EXPECT_EQ(model->opsetVersion("com.microsoft"), 1);
   EXPECT_EQ(model->opsetVersion(""), 17);

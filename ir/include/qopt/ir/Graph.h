@@ -36,6 +36,25 @@ class Graph;
 class Model;
 class Node;
 
+/// What a ValueInfoProto says of a value beyond its name and type, kept for export.
+struct ValueExtra {
+  std::string docString;
+  std::string valueInfoUnknownFields;  // fields qopt does not model, verbatim
+  /// Graph inputs/outputs are ValueInfoProtos too; their own doc/unknown fields.
+  std::string interfaceDocString;
+  std::string interfaceUnknownFields;
+};
+
+/// The fields of a NodeProto that qopt carries through without interpreting them.
+struct NodeExtra {
+  std::string docString;
+  std::vector<std::pair<std::string, std::string>> metadataProps;
+  std::string unknownFields;
+  /// The domain field exactly as the file wrote it (nullopt: the field was absent). Export
+  /// writes it back while it still names domain(), so "ai.onnx" and an explicit "" survive.
+  std::optional<std::string> writtenDomain;
+};
+
 struct Use {
   Node* user;
   uint32_t index;  // which input of `user`
@@ -44,7 +63,7 @@ struct Use {
 
 class Value {
  public:
-  enum class Kind { GraphInput, Initializer, NodeOutput };
+  enum class Kind : uint8_t { GraphInput, Initializer, NodeOutput };
 
   Value(const Value&) = delete;
   Value& operator=(const Value&) = delete;
@@ -63,7 +82,7 @@ class Value {
   Node* producer() const { return producer_; }
   uint32_t outputIndex() const { return outputIndex_; }
 
-  const std::vector<Use>& uses() const { return uses_; }
+  std::span<const Use> uses() const { return uses_; }
   bool hasUses() const { return !uses_.empty(); }
   /// Distinct consumer nodes, in use order.
   std::vector<Node*> users() const;
@@ -92,30 +111,30 @@ class Value {
   void addUse(Node* user, uint32_t index) { uses_.push_back({user, index}); }
   void removeUse(Node* user, uint32_t index);
 
-  // What passes read for every value they visit comes first, so that on a model too large for
-  // the caches a visit costs one or two cache lines; the rarely read fields follow.
+  // What passes read for every value they visit comes first: on a model too large for the
+  // caches a visit then costs one cache line, and a walk streams few bytes per value. Most
+  // values have one or two uses, kept inline (no heap block to allocate, free or miss on).
+  // What only import and export read lives out of line (ValueExtra).
   Graph* graph_;
-  Kind kind_;
-  uint32_t outputIndex_ = 0;
   Node* producer_ = nullptr;
-  std::vector<Use> uses_;
-  uint32_t outputRefs_ = 0;      // times listed in the graph's outputs
+  InlineVector<Use, 2> uses_;
+  uint32_t outputIndex_ = 0;
+  uint32_t outputRefs_ = 0;  // times listed in the graph's outputs
+  uint32_t slot_ = 0;        // slot in the graph's value arena
+  Kind kind_;
   bool alsoGraphInput_ = false;  // an initializer also listed as a graph input (IR < 4 style)
   std::string name_;
   TensorPtr initializer_;
-  uint32_t slot_ = 0;           // slot in the graph's value arena
   size_t initializerSlot_ = 0;  // position in the graph's initializer list (O(1) erase)
   ValueType type_;
+  std::unique_ptr<ValueExtra> extra_;
 
  public:
-  /// ValueInfoProto bookkeeping: whether the model lists this value in value_info, its doc
-  /// string, and fields qopt does not model (kept verbatim).
+  /// ValueInfoProto bookkeeping: whether the model lists this value in value_info.
   bool inValueInfo = false;
-  std::string docString;
-  std::string valueInfoUnknownFields;
-  /// Graph inputs/outputs are ValueInfoProtos too; their own doc/unknown fields.
-  std::string interfaceDocString;
-  std::string interfaceUnknownFields;
+  /// The value's ValueInfoProto fields beyond name and type (empty unless a file had them).
+  const ValueExtra& extra() const;
+  ValueExtra& mutableExtra();
 };
 
 class Node {
@@ -190,8 +209,10 @@ class Node {
   Node(Graph* graph, std::string opType, std::string domain);
   void unlink();
 
-  // Hot fields first (see Value): the list links, inputs, op type and outputs. Inputs and
-  // outputs are inline for the common counts; the output values live in the graph's arena.
+  // Hot fields first (see Value): the list links and outputs (all a backward dead-code walk
+  // reads) in the first cache line, then inputs, op type and domain. Inputs and outputs are
+  // inline for the common counts; the output values live in the graph's arena. What only
+  // import and export read lives out of line (NodeExtra).
   Graph* graph_;
   Node* prev_ = nullptr;
   Node* next_ = nullptr;
@@ -200,21 +221,19 @@ class Node {
   // then answers without reading the attributes (a cache miss per node on a large model). Set
   // by whatever adds a graph attribute or hands out mutable attributes; never cleared.
   bool mayHaveSubgraphs_ = false;
+  InlineVector<Value*, 1> outputs_;
   InlineVector<Value*, 3> inputs_;
   std::string opType_;
   std::string domain_;
-  InlineVector<Value*, 1> outputs_;
   std::vector<Attribute> attributes_;
   std::string name_;
   uint64_t serial_ = 0;  // creation order, for stable tie-breaking in sorts
+  std::unique_ptr<NodeExtra> extra_;
 
  public:
-  std::string docString;
-  std::vector<std::pair<std::string, std::string>> metadataProps;
-  std::string unknownFields;
-  /// The domain field exactly as the file wrote it (nullopt: the field was absent). Export
-  /// writes it back while it still names domain(), so "ai.onnx" and an explicit "" survive.
-  std::optional<std::string> writtenDomain;
+  /// The NodeProto fields qopt only carries through (empty unless a file had them).
+  const NodeExtra& extra() const;
+  NodeExtra& mutableExtra();
 };
 
 /// Iterates the graph's nodes in order. Erasing the current node while iterating is allowed.

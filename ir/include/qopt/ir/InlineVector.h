@@ -23,6 +23,18 @@ class InlineVector {
   InlineVector() = default;
   InlineVector(const InlineVector&) = delete;
   InlineVector& operator=(const InlineVector&) = delete;
+  /// Takes `other`'s elements (its heap block, when it has one); `other` is left empty.
+  InlineVector(InlineVector&& other) noexcept : size_(other.size_) {
+    if (other.data_ != other.inline_) {
+      data_ = other.data_;
+      capacity_ = other.capacity_;
+      other.data_ = other.inline_;
+      other.capacity_ = N;
+    } else {
+      std::memcpy(inline_, other.inline_, other.size_ * sizeof(T));
+    }
+    other.size_ = 0;
+  }
   ~InlineVector() {
     if (data_ != inline_) delete[] data_;
   }
