@@ -285,9 +285,10 @@ void scaling(const Options& options, bool cold) {
     }
   }
 
-  fmt::print("\n{} caches: time per node (ns), median of {} rounds of the median of runs on a "
-             "fresh model each (runs:",
-             cold ? "cold" : "warm", options.rounds);
+  fmt::print(
+      "\n{} caches: time per node (ns), median of {} rounds of the median of runs on a "
+      "fresh model each (runs:",
+      cold ? "cold" : "warm", options.rounds);
   for (int64_t size : options.sizes) fmt::print(" {}", repeatFor(size));
   fmt::print(")\n");
   fmt::print("  {:<22}", "pass");

@@ -119,7 +119,8 @@ TEST(OnnxRoundTrip, NewerFieldsSurviveAsUnknownFields) {
   EXPECT_EQ(node->extra().metadataProps, expected);
   EXPECT_EQ(model->graph().metadataProps.size(), 1u);
   EXPECT_EQ(model->graph().initializers()[0]->initializer()->metadataProps().size(), 1u);
-  EXPECT_FALSE(node->extra().unknownFields.empty());  // overload and device configuration stay there
+  // The overload and the device configuration stay there.
+  EXPECT_FALSE(node->extra().unknownFields.empty());
   EXPECT_FALSE(model->unknownFields.empty());
 }
 

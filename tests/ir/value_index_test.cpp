@@ -111,7 +111,10 @@ TEST(ValueIndex, RandomCreatesErasesAndRenamesMatchAMap) {
   Graph& g = m.graph();
   Value* x = g.addInput("x", floatType());
   std::vector<std::string> pool;
-  for (int i = 0; i < 64; ++i) pool.push_back(i % 4 ? "v" + std::to_string(i) : "a_name_longer_than_sso_" + std::to_string(i));
+  for (int i = 0; i < 64; ++i) {
+    // Short names stay inline in std::string, long ones do not: both kinds must work.
+    pool.push_back(i % 4 ? "v" + std::to_string(i) : "a_long_name_not_inline_" + std::to_string(i));
+  }
   std::map<std::string, Value*> live;  // pool name -> value holding it
   std::mt19937 rng(11);
   auto unusedName = [&]() -> const std::string* {

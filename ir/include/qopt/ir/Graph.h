@@ -6,9 +6,9 @@
 // graph-valued attributes; their nodes may use values of enclosing graphs directly.
 //
 // Names are model-wide unique (ONNX forbids shadowing; sibling subgraphs may repeat one); the
-// model's ValueIndex finds values by name and generates fresh names in amortised O(1). Changes that matter to bookkeeping (replace-all-uses, rename, erase)
-// are announced to ModelObservers so that the pass manager can keep its name map without passes
-// having to remember to.
+// model's ValueIndex finds values by name and generates fresh names in amortised O(1). Changes that
+// matter to bookkeeping (replace-all-uses, rename, erase) are announced to ModelObservers so that
+// the pass manager can keep its name map without passes having to remember to.
 #pragma once
 
 #include <cstdint>
