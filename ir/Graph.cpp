@@ -45,14 +45,25 @@ void Value::setName(std::string name) {
   for (ModelObserver* o : model.observers_) o->valueRenamed(this, old);
 }
 
+// Values and nodes keep rarely set fields in an out-of-line record, made on first write.
+template <class Extra>
+static const Extra& extraOrNone(const std::unique_ptr<Extra>& extra) {
+  static const Extra kNone;
+  return extra ? *extra : kNone;
+}
+
+template <class Extra>
+static Extra& extraMade(std::unique_ptr<Extra>& extra) {
+  if (!extra) extra = std::make_unique<Extra>();
+  return *extra;
+}
+
 const ValueExtra& Value::extra() const {
-  static const ValueExtra kNone;
-  return extra_ ? *extra_ : kNone;
+  return extraOrNone(extra_);
 }
 
 ValueExtra& Value::mutableExtra() {
-  if (!extra_) extra_ = std::make_unique<ValueExtra>();
-  return *extra_;
+  return extraMade(extra_);
 }
 
 void Value::setInitializer(TensorPtr tensor) {
@@ -119,13 +130,11 @@ Node::Node(Graph* graph, std::string opType, std::string domain)
 Node::~Node() = default;
 
 const NodeExtra& Node::extra() const {
-  static const NodeExtra kNone;
-  return extra_ ? *extra_ : kNone;
+  return extraOrNone(extra_);
 }
 
 NodeExtra& Node::mutableExtra() {
-  if (!extra_) extra_ = std::make_unique<NodeExtra>();
-  return *extra_;
+  return extraMade(extra_);
 }
 
 void Node::setDomain(std::string domain) {

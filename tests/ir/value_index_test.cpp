@@ -68,13 +68,19 @@ TEST(ValueIndex, FindsAValueOnlyInItsOwnGraph) {
   EXPECT_FALSE(m.isNameUsed("t"));
 }
 
+// Makes a Relu whose output is `name`, erases it, and returns where that output lived.
+const Value* eraseNewRelu(Graph& g, Value* input, const std::string& name) {
+  Node* node = reluNamed(g, input, name);
+  const Value* address = node->output(0);
+  g.eraseNode(node);
+  return address;
+}
+
 TEST(ValueIndex, AValueRemadeAtTheSameAddressUnderItsOldNameIsFound) {
   Model m;
   Graph& g = m.graph();
   Value* x = g.addInput("x", floatType());
-  Node* first = reluNamed(g, x, "y");
-  const Value* oldAddress = first->output(0);
-  g.eraseNode(first);
+  const Value* oldAddress = eraseNewRelu(g, x, "y");
   EXPECT_FALSE(m.isNameUsed("y"));
   EXPECT_EQ(g.findValue("y"), nullptr);
   // The arena hands the freed slot out again: the same address, the same name.
@@ -91,9 +97,7 @@ TEST(ValueIndex, AValueRemadeAtTheSameAddressUnderANewNameDropsTheOldOne) {
   Model m;
   Graph& g = m.graph();
   Value* x = g.addInput("x", floatType());
-  Node* first = reluNamed(g, x, "y");
-  const Value* oldAddress = first->output(0);
-  g.eraseNode(first);
+  const Value* oldAddress = eraseNewRelu(g, x, "y");
   Value* remade = reluNamed(g, x, "z")->output(0);
   ASSERT_EQ(remade, oldAddress);
   EXPECT_EQ(g.findValue("y"), nullptr);
