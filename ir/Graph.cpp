@@ -451,7 +451,7 @@ void Graph::destroyValue(Value* value) {
 
 void Graph::registerName(Value* value) {
   if (value->name_.empty()) return;
-  model_->values_.insert(value, ValueIndex::hashOf(value->name_));
+  model_->values_.insert(value, hashName(value->name_));
 }
 
 void Graph::unregisterName(Value* value) {
@@ -460,7 +460,7 @@ void Graph::unregisterName(Value* value) {
 
 void Graph::unregisterNameOf(const std::string& name, Value* value) {
   if (name.empty()) return;
-  model_->values_.erase(value, ValueIndex::hashOf(name));
+  model_->values_.erase(value, hashName(name));
 }
 
 Value* Graph::addInput(std::string name, ValueType type) {
@@ -554,12 +554,13 @@ void Graph::removeOutput(size_t i) {
 }
 
 Value* Graph::findValue(std::string_view name) const {
-  return model_->values_.find(name, ValueIndex::hashOf(name), this);
+  return model_->values_.find(name, hashName(name), this);
 }
 
 Value* Graph::lookupValue(std::string_view name) const {
+  const uint64_t hash = hashName(name);
   for (const Graph* g = this; g; g = g->parentGraph()) {
-    if (Value* v = g->findValue(name)) return v;
+    if (Value* v = model_->values_.find(name, hash, g)) return v;
   }
   return nullptr;
 }
@@ -813,7 +814,7 @@ void Model::setOpsetVersion(std::string_view domain, int64_t version) {
 }
 
 bool Model::isNameUsed(std::string_view name) const {
-  return values_.find(name, ValueIndex::hashOf(name), nullptr) != nullptr;
+  return values_.find(name, hashName(name), nullptr) != nullptr;
 }
 
 void Model::claimNodeName(std::string_view name) {

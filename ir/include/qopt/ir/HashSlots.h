@@ -17,7 +17,6 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <new>
 #include <string_view>
 #include <utility>
 
@@ -125,16 +124,7 @@ class HashSlots {
   size_t mask() const { return capacity_ - 1; }
 
   static Slot* allocate(size_t capacity) {
-    size_t bytes = capacity * sizeof(Slot);
-    void* memory;
-    if (bytes >= kHugePageBytes) {
-      bytes = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
-      memory = allocateHugePageBlock(bytes);
-    } else {
-      memory = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    }
-    if (!memory) throw std::bad_alloc();
-    Slot* slots = static_cast<Slot*>(memory);
+    Slot* slots = static_cast<Slot*>(allocateArrayBlock(capacity * sizeof(Slot)));
     std::uninitialized_value_construct_n(slots, capacity);
     return slots;
   }

@@ -13,4 +13,8 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 /// with huge pages where it can (advice only). Free with std::free.
 void* allocateHugePageBlock(size_t bytes);
 
+/// Memory for an array of at least `bytes`: a huge-page block (size rounded up to 2 MiB) from
+/// 2 MiB on, else cache-line aligned. Free with std::free; throws std::bad_alloc.
+void* allocateArrayBlock(size_t bytes);
+
 }  // namespace qopt

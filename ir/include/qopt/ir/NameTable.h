@@ -5,8 +5,7 @@
 // model (bucket array, then a separately allocated node per entry) and allocates on every
 // insert. This table keeps each key inline in its slot beside the full hash (HashSlots), so a
 // lookup usually costs one miss, a miss on a long name never touches its characters, and
-// lookups take a string_view without building a std::string. Callers that look one name up in
-// several tables hash it once (hashOf) and pass the hash on.
+// lookups take a string_view without building a std::string.
 #pragma once
 
 #include <cstddef>
@@ -21,37 +20,28 @@ namespace qopt {
 template <class V>
 class NameTable {
  public:
-  static uint64_t hashOf(std::string_view key) { return hashName(key); }
-
   size_t size() const { return slots_.size(); }
   bool empty() const { return slots_.size() == 0; }
   /// Makes room for `count` entries without growing again.
   void reserve(size_t count) { slots_.reserve(count); }
   void clear() { slots_.clear(); }
-  void prefetch(uint64_t hash) const { slots_.prefetch(hash); }
 
-  V* find(std::string_view key) { return find(key, hashOf(key)); }
-  const V* find(std::string_view key) const { return find(key, hashOf(key)); }
-  V* find(std::string_view key, uint64_t hash) {
-    Slot* slot = slots_.find(hash, KeyIs{key});
+  V* find(std::string_view key) {
+    Slot* slot = slots_.find(hashName(key), KeyIs{key});
     return slot ? &slot->value : nullptr;
   }
-  const V* find(std::string_view key, uint64_t hash) const {
-    return const_cast<NameTable*>(this)->find(key, hash);
-  }
+  const V* find(std::string_view key) const { return const_cast<NameTable*>(this)->find(key); }
   bool contains(std::string_view key) const { return find(key) != nullptr; }
 
   /// The value for `key`, inserted value-initialised when absent.
-  V& operator[](std::string_view key) { return findOrInsert(key, hashOf(key)); }
-  V& findOrInsert(std::string_view key, uint64_t hash) {
-    auto [slot, added] = slots_.findOrAdd(hash, KeyIs{key});
+  V& operator[](std::string_view key) {
+    auto [slot, added] = slots_.findOrAdd(hashName(key), KeyIs{key});
     if (added) slot->key.assign(key);
     return slot->value;
   }
 
-  bool erase(std::string_view key) { return erase(key, hashOf(key)); }
-  bool erase(std::string_view key, uint64_t hash) {
-    Slot* slot = slots_.find(hash, KeyIs{key});
+  bool erase(std::string_view key) {
+    Slot* slot = slots_.find(hashName(key), KeyIs{key});
     if (!slot) return false;
     slots_.erase(slot);
     return true;

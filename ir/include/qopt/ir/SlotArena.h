@@ -14,12 +14,10 @@
 // algorithm can live in a vector of slotCount() entries instead of a hash map keyed by pointer.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <new>
 #include <utility>
 #include <vector>
 
@@ -88,19 +86,19 @@ class SlotArena {
   size_t slotCount() const { return slotCount_; }
 
  private:
-  // Chunk k < kGeometricChunks holds 8 << k slots; later chunks are kHugeBytes blocks of
+  // Chunk k < kGeometricChunks holds 8 << k slots; later chunks are huge-page blocks of
   // kHugeSlots slots. Slot indices map to chunks by arithmetic, with no search.
   static constexpr size_t kFirstChunkLog = 3;
   static constexpr size_t kMaxChunkLog = 10;
   static constexpr size_t kGeometricChunks = kMaxChunkLog - kFirstChunkLog;
   static constexpr size_t kGeometricSlots =
       (size_t{1} << kMaxChunkLog) - (size_t{1} << kFirstChunkLog);
-  static constexpr size_t kHugeBytes = kHugePageBytes;
   struct alignas(T) Storage {
     std::byte bytes[sizeof(T)];
   };
+  static_assert(alignof(Storage) <= 64, "chunks are cache-line aligned");
   static constexpr size_t kHugeSlots =
-      sizeof(Storage) < kHugeBytes ? kHugeBytes / sizeof(Storage) : 1;
+      sizeof(Storage) < kHugePageBytes ? kHugePageBytes / sizeof(Storage) : 1;
   struct FreeChunk {
     void operator()(Storage* chunk) const { std::free(chunk); }
   };
@@ -122,21 +120,9 @@ class SlotArena {
   }
 
   void grow() {
-    size_t slots, bytes, alignment = alignof(Storage);
-    if (chunks_.size() < kGeometricChunks) {
-      slots = size_t{1} << (kFirstChunkLog + chunks_.size());
-      bytes = slots * sizeof(Storage);
-    } else {
-      slots = kHugeSlots;
-      bytes = std::max(kHugeBytes, sizeof(Storage));
-      alignment = std::max(alignment, kHugeBytes);
-    }
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    bytes = (bytes + alignment - 1) / alignment * alignment;
-    void* memory = alignment == kHugeBytes ? allocateHugePageBlock(bytes)
-                                           : std::aligned_alloc(alignment, bytes);
-    if (!memory) throw std::bad_alloc();
-    chunks_.emplace_back(static_cast<Storage*>(memory));
+    const bool geometric = chunks_.size() < kGeometricChunks;
+    const size_t slots = geometric ? size_t{1} << (kFirstChunkLog + chunks_.size()) : kHugeSlots;
+    chunks_.emplace_back(static_cast<Storage*>(allocateArrayBlock(slots * sizeof(Storage))));
     capacity_ += slots;
   }
 

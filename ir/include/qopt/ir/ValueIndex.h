@@ -32,12 +32,10 @@ class Value;
 
 class ValueIndex {
  public:
-  static uint64_t hashOf(std::string_view name) { return hashName(name); }
-
   size_t size() const { return slots_.size() - pendingCount_; }
   void reserve(size_t count);
 
-  /// Adds `value` under its name, whose hash is `hash`.
+  /// Adds `value` under its name, whose hash (hashName) is `hash`.
   void insert(Value* value, uint64_t hash);
   /// Removes `value`, indexed under a name whose hash is `hash` (it must be there). The value
   /// may be destroyed right after: the index never reads it again.
