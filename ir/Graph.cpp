@@ -333,12 +333,15 @@ void Node::moveAfter(Node* pos) {
 // ---------------------------------------------------------------------------------------------
 // Graph
 
-Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {}
+Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {
+  if (model_ && parent_) ++model_->numSubgraphs_;
+}
 
 Graph::~Graph() {
   // A subgraph dropped on its own (its node erased, its attribute removed) gives its values'
   // names back to the model, which outlives it.
   if (model_ && !model_->destroying_) valueArena_.forEach([&](Value* v) { unregisterName(v); });
+  if (model_ && parent_) --model_->numSubgraphs_;
   // Drop uses first so that destroying nodes in any order never touches freed values.
   nodeArena_.forEach([](Node* node) {
     node->inputs_.clear();
@@ -506,14 +509,35 @@ Value* Graph::addInitializer(TensorPtr tensor) {
   if (name.empty() || model_->isNameUsed(name)) {
     name = model_->uniqueValueName(name.empty() ? std::string("const") : name);
   }
-  Value* v = newValue(Value::Kind::Initializer, name);
+  return appendInitializer(std::move(name), std::move(tensor));
+}
+
+// `name` must be free in the model.
+Value* Graph::appendInitializer(std::string name, TensorPtr tensor) {
   tensor->setName(name);
+  Value* v = newValue(Value::Kind::Initializer, std::move(name));
   v->type_ = ValueType::tensor(tensor->dataType(), tensor->dims());
   v->initializer_ = std::move(tensor);
   (void)initializers();  // compact before appending
   v->initializerSlot_ = initializers_.size();
   initializers_.push_back(v);
   return v;
+}
+
+Value* Graph::replaceByInitializer(Value* value, TensorPtr tensor) {
+  if (value->graph_ != this || value->kind_ != Value::Kind::NodeOutput || value->isAbsent() ||
+      value->isGraphOutput()) {
+    throw Error(ErrorKind::Internal, model_->sourcePath, fmt::format("value '{}'", value->name_),
+                "only a named node output of this graph that is not a graph output can be "
+                "replaced by an initializer");
+  }
+  // The name moves from `value` to the initializer: free it first, so that the initializer
+  // takes it with a single insert into the model's name index.
+  unregisterNameOf(value->name_, value);
+  Value* init = appendInitializer(value->name_, std::move(tensor));
+  value->replaceAllUsesWith(init);  // announces the replacement under the shared name
+  value->name_.clear();
+  return init;
 }
 
 void Graph::eraseInitializer(Value* value) {

@@ -149,12 +149,8 @@ class CanonicalizePass : public Pass {
       result.missed(node->describe(), why);
       return;
     }
-    std::string name = out->name();
-    Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(*tensor)));
-    out->replaceAllUsesWith(init);
+    graph.replaceByInitializer(out, std::make_shared<Tensor>(std::move(*tensor)));
     graph.eraseNode(node);
-    init->setName(name);  // free again now that the Constant is gone
-    init->initializer()->setName(name);
     result.statistics.add("constants-lifted");
   }
 

@@ -23,9 +23,11 @@ class DedupeInitializersPass : public Pass {
     result.statistics["initializers-merged"] = 0;
     result.statistics["bytes-saved"] = 0;
     dedupe(model.graph(), result);
-    model.graph().walk([&](Node* node) {
-      for (Graph* body : node->subgraphs()) dedupe(*body, result);
-    });
+    if (model.numSubgraphs() > 0) {
+      model.graph().walk([&](Node* node) {
+        for (Graph* body : node->subgraphs()) dedupe(*body, result);
+      });
+    }
     result.changed = result.statistics.get("initializers-merged") > 0;
     return result;
   }

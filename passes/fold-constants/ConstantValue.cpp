@@ -174,13 +174,8 @@ Value* installConstant(const std::vector<Use>& uses, Tensor tensor,
         producer->subgraphs().empty()) {
       // Becomes an initializer of the Constant's graph, under the Constant's output name.
       Graph& home = *producer->graph();
-      std::string name = v->name();
-      tensor.setName(model.uniqueValueName(name + "_folded"));
-      Value* init = home.addInitializer(std::make_shared<Tensor>(std::move(tensor)));
-      v->replaceAllUsesWith(init);
+      Value* init = home.replaceByInitializer(v, std::make_shared<Tensor>(std::move(tensor)));
       home.eraseNode(producer);
-      init->setName(name);
-      init->initializer()->setName(name);
       return init;
     }
   }

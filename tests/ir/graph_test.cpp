@@ -270,6 +270,74 @@ TEST(GraphErase, RemovingOrReplacingASubgraphAttributeDropsItsOuterUses) {
   EXPECT_FALSE(x->hasUses());
 }
 
+TEST(GraphErase, ModelCountsItsSubgraphsAtAnyDepth) {
+  Model m;
+  Graph& g = m.graph();
+  EXPECT_EQ(m.numSubgraphs(), 0u);
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Value* x = g.addInput("x", floatType({2}));
+  Node* first = addIfReading(g, cond, x, "a");
+  Node* second = addIfReading(g, cond, x, "b");
+  EXPECT_EQ(m.numSubgraphs(), 2u);
+  // A body inside a body counts too.
+  Graph& body = *first->subgraphs()[0];
+  Value* innerCond = body.addInput("inner_cond", ValueType::tensor(DataType::Bool, {}));
+  addIfReading(body, innerCond, x, "c");
+  EXPECT_EQ(m.numSubgraphs(), 3u);
+  EXPECT_EQ(m.clone()->numSubgraphs(), 3u);
+  g.eraseNode(first);
+  EXPECT_EQ(m.numSubgraphs(), 1u);
+  EXPECT_TRUE(second->removeAttr("then_branch"));
+  EXPECT_EQ(m.numSubgraphs(), 0u);
+}
+
+TEST(GraphUses, ReplaceByInitializerTakesTheUsesAndTheName) {
+  Model m;
+  Graph& g = m.graph();
+  Value* x = g.addInput("x", floatType({2}));
+  Node* constant = g.createNode("Constant", {}, 1);
+  Value* c = constant->output(0);
+  c->setName("c");
+  Node* add = g.createNode("Add", {x, c}, 1);
+  Node* mul = g.createNode("Mul", {c, c}, 1);
+  g.addOutput(mul->output(0));
+  auto tensor = std::make_shared<Tensor>(Tensor::fromFloats({2}, std::vector<float>{3, 4}));
+  Value* init = g.replaceByInitializer(c, tensor);
+  EXPECT_TRUE(init->isInitializer());
+  EXPECT_EQ(init->name(), "c");
+  EXPECT_EQ(tensor->name(), "c");
+  EXPECT_EQ(init->type(), floatType({2}));
+  EXPECT_EQ(add->input(1), init);
+  EXPECT_EQ(mul->input(0), init);
+  EXPECT_EQ(mul->input(1), init);
+  EXPECT_EQ(init->uses().size(), 3u);
+  EXPECT_TRUE(c->isAbsent());
+  EXPECT_FALSE(c->hasUses());
+  EXPECT_EQ(g.findValue("c"), init);
+  EXPECT_EQ(g.initializers().back(), init);
+  g.eraseNode(constant);
+  EXPECT_EQ(g.findValue("c"), init);
+  EXPECT_TRUE(m.isNameUsed("c"));
+  EXPECT_EQ(m.uniqueValueName("c"), "c_1");
+}
+
+TEST(GraphUses, ReplaceByInitializerRefusesWhatHasNoPlaceToGive) {
+  Model m;
+  Graph& g = m.graph();
+  Value* x = g.addInput("x", floatType({2}));
+  Node* relu = g.createNode("Relu", {x}, 1);
+  g.addOutput(relu->output(0));
+  auto tensor = [] {
+    return std::make_shared<Tensor>(Tensor::fromFloats({1}, std::vector<float>{1.0f}));
+  };
+  // A graph output's name is the interface; a graph input is not a node output.
+  EXPECT_THROW(g.replaceByInitializer(relu->output(0), tensor()), Error);
+  EXPECT_THROW(g.replaceByInitializer(x, tensor()), Error);
+  EXPECT_EQ(g.findValue("x"), x);
+  EXPECT_EQ(relu->output(0)->producer(), relu);
+  EXPECT_TRUE(g.initializers().empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Topological sort
 

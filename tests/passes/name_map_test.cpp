@@ -51,6 +51,23 @@ TEST(NameMap, ErasedValuesAreRemoved) {
   model->removeObserver(&map);
 }
 
+TEST(NameMap, AValueReplacedByAnInitializerOfItsNameKeepsIt) {
+  auto model = testing::chainModel();
+  NameMap map;
+  model->addObserver(&map);
+  Graph& g = model->graph();
+  // r (Relu's output) becomes an initializer under the same name, as lifting a constant does.
+  Node* relu = g.firstNode();
+  auto tensor = std::make_shared<Tensor>(Tensor::fromFloats({1, 4}, std::vector<float>(4, 0)));
+  Value* init = g.replaceByInitializer(relu->output(0), tensor);
+  g.eraseNode(relu);
+  EXPECT_EQ(init->name(), "r");
+  EXPECT_EQ(map.currentName("r"), "r");
+  EXPECT_EQ(map.currentName("y"), "y");
+  EXPECT_TRUE(map.changes().empty());
+  model->removeObserver(&map);
+}
+
 TEST(NameMap, GraphOutputKeepsItsNameWhenItsProducerIsReplaced) {
   auto model = testing::chainModel();
   NameMap map;

@@ -317,6 +317,12 @@ class Graph {
   Value* addInitializer(TensorPtr tensor);
   /// Removes an initializer that has no uses and is not a graph output.
   void eraseInitializer(Value* value);
+  /// Puts an initializer holding `tensor` in the place of `value`, a node output of this graph
+  /// that is not a graph output: the initializer takes every use and the name (the tensor's name
+  /// is set to it), and `value` is left unnamed and unused, so that its node can be erased. For
+  /// observers, `value` is replaced by a value of the same name. Unlike addInitializer,
+  /// replaceAllUsesWith and a rename, it makes up no temporary name: one name-index insert.
+  Value* replaceByInitializer(Value* value, TensorPtr tensor);
 
   // Outputs
   const std::vector<Value*>& outputs() const { return outputs_; }
@@ -352,6 +358,7 @@ class Graph {
   friend class Node;
   friend class Value;
   friend class Model;
+  Value* appendInitializer(std::string name, TensorPtr tensor);
   Value* allocateValue(Value::Kind kind, std::string name);
   Value* newValue(Value::Kind kind, std::string name);
   void destroyValue(Value* value);
@@ -429,6 +436,10 @@ class Model {
   std::string uniqueNodeName(std::string_view base);
   bool isNameUsed(std::string_view name) const;
 
+  /// Graphs held by node attributes, at any depth: 0 means that no walk needs to look for
+  /// bodies.
+  size_t numSubgraphs() const { return numSubgraphs_; }
+
   void addObserver(ModelObserver* observer);
   void removeObserver(ModelObserver* observer);
 
@@ -448,6 +459,7 @@ class Model {
   NameTable<uint64_t> nodeNameCounters_;
   std::vector<ModelObserver*> observers_;
   bool destroying_ = false;  // set by ~Model: graphs going away need not give names back
+  size_t numSubgraphs_ = 0;
 };
 
 }  // namespace qopt
