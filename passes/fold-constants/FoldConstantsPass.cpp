@@ -213,29 +213,20 @@ class FoldConstantsPass : public Pass {
   // constants only it read.
   void replaceByInitializers(Node& node, std::vector<Tensor> values, PassResult& result) {
     Graph& graph = *node.graph();
-    Model& model = graph.model();
     std::vector<Value*> inputs;
     for (Value* in : node.inputs()) {
       if (in != nullptr && fold::isConstantValue(in)) inputs.push_back(in);
     }
-    std::vector<std::pair<Value*, std::string>> renames;
     for (size_t i = 0; i < node.numOutputs(); ++i) {
       Value* out = node.output(i);
       if (out->isAbsent() || !out->hasUses()) continue;
       Tensor& tensor = values[i];
       result.statistics.add("initializers-added");
       result.statistics.add("bytes-added", static_cast<int64_t>(tensor.rawBytes().size()));
-      tensor.setName(model.uniqueValueName(out->name() + "_folded"));
-      Value* init = graph.addInitializer(std::make_shared<Tensor>(std::move(tensor)));
-      out->replaceAllUsesWith(init);
-      renames.emplace_back(init, out->name());
+      // Never a graph output here (such nodes are kept): the initializer takes the name.
+      graph.replaceByInitializer(out, std::make_shared<Tensor>(std::move(tensor)));
     }
     graph.eraseNode(&node);
-    // The outputs' names are free again: the initializers take them.
-    for (auto& [init, name] : renames) {
-      init->setName(name);
-      init->initializer()->setName(name);
-    }
     fold::eraseIfUnused(inputs);
   }
 

@@ -54,6 +54,37 @@ TEST(FoldConstants, ShapeArithmeticFoldsAndResultsStayIdentical) {
   EXPECT_EQ(maxRelativeError(runInterpreter(*model, inputs), runInterpreter(*original, inputs)), 0);
 }
 
+TEST(FoldConstants, FoldedOutputsKeepTheirNamesAndGraphOutputsStay) {
+  auto model = newModel(17);
+  Graph& g = model->graph();
+  Value* x = g.addInput("x", ValueType::tensor(DataType::Int64, {2}));
+  // c and d fold and keep their names; e is a graph output, so its node stays.
+  Node* add = node(g, "Add", {int64Init(g, "a", {2}, {1, 2}), int64Init(g, "b", {2}, {3, 4})}, "c");
+  Node* neg = node(g, "Neg", {add->output(0)}, "d");
+  Node* abs = node(g, "Abs", {neg->output(0)}, "e");
+  Node* mul = node(g, "Mul", {x, add->output(0)}, "m");
+  Node* sum = node(g, "Add", {mul->output(0), neg->output(0)}, "y");
+  g.addOutput(abs->output(0));
+  g.addOutput(sum->output(0));
+
+  PassOutcome run = runPipeline(*model, "fold-constants");
+  EXPECT_EQ(run.result.statistics.get("nodes-folded"), 2);
+  EXPECT_EQ(run.result.statistics.get("kept-graph-output"), 1);
+  Value* c = g.findValue("c");
+  Value* d = g.findValue("d");
+  ASSERT_TRUE(c && c->isInitializer());
+  ASSERT_TRUE(d && d->isInitializer());
+  EXPECT_EQ(c->initializer()->name(), "c");
+  EXPECT_EQ(c->initializer()->toInt64s(), (std::vector<int64_t>{4, 6}));
+  EXPECT_EQ(d->initializer()->toInt64s(), (std::vector<int64_t>{-4, -6}));
+  EXPECT_EQ(abs->input(0), d);
+  EXPECT_EQ(mul->input(1), c);
+  EXPECT_EQ(sum->input(1), d);
+  EXPECT_EQ(g.outputs()[0], abs->output(0));
+  EXPECT_FALSE(model->isNameUsed("c_folded"));
+  EXPECT_FALSE(model->isNameUsed("d_folded"));
+}
+
 TEST(FoldConstants, SizeCapsLeaveLargeResultsAlone) {
   auto model = newModel(17);
   Graph& g = model->graph();
