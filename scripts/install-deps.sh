@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything qopt needs on Debian 12: compilers and libraries from Debian's packages,
 # and the ONNX Runtime reference (npm, pinned in package-lock.json, no install scripts run).
+# Packages are installed without their Recommends, so every package the build or the tests
+# use must be listed here or be a Depends of one listed (ctest -R install-list checks that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,11 +12,17 @@ PACKAGES=(
   libboost-dev libfmt-dev libgflags-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   llvm-14-tools clang-14 libclang-rt-14-dev clang-format
-  libopenblas-dev libeigen3-dev libdnnl-dev
+  libopenblas-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev
   python3 python3-onnx python3-numpy
   nodejs npm
   chromium
 )
+
+# tests/deps/check_install_list.py reads the list from here, so it is stated once.
+if [ "${1:-}" = "--print-packages" ]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
