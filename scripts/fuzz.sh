@@ -24,6 +24,13 @@ cmake -G Ninja -S . -B "$BUILD_DIR" "${LAUNCHER[@]}" \
   -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" \
   -DQOPT_FUZZ=ON -DQOPT_BUILD_TESTS=OFF -DQOPT_BUILD_BENCH=OFF >/dev/null
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]/#/qopt_fuzz_}"
+# This build alone uses clang and its sanitizer and libFuzzer runtimes (linked implicitly, so
+# named here): install-deps must cover them too.
+/usr/bin/python3 tests/deps/check_install_list.py --build-dir "$BUILD_DIR" --source-dir . \
+  --install-deps scripts/install-deps.sh \
+  --tool "$(clang++-14 -print-file-name=libclang_rt.fuzzer-x86_64.a)" \
+  --tool "$(clang++-14 -print-file-name=libclang_rt.asan-x86_64.a)" \
+  --tool "$(clang++-14 -print-file-name=libclang_rt.ubsan_standalone-x86_64.a)"
 
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"

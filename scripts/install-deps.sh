@@ -10,7 +10,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libboost-dev libfmt-dev libgflags-dev
-  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev
   llvm-14-tools clang-14 libclang-rt-14-dev clang-format
   libopenblas-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev
   python3 python3-onnx python3-numpy

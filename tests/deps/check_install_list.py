@@ -22,6 +22,7 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 
@@ -94,10 +95,13 @@ def cache_paths(build_dir):
     found = {}
     with open(os.path.join(build_dir, "CMakeCache.txt"), encoding="utf-8", errors="replace") as f:
         for line in f:
-            m = re.match(r"^([A-Za-z0-9_.+-]+):(FILEPATH|PATH|STRING|INTERNAL)=(.*)$", line.rstrip("\n"))
+            m = re.match(r"^([A-Za-z0-9_.+-]+):(FILEPATH|PATH|STRING|INTERNAL|UNINITIALIZED)=(.*)$",
+                         line.rstrip("\n"))
             if not m:
                 continue
             key, _, value = m.groups()
+            if key.endswith("_LAUNCHER") and value and not value.startswith("/"):
+                value = shutil.which(value) or value  # a compiler launcher named by program name
             for item in value.split(";"):
                 if not item.startswith("/") or not os.path.exists(item):
                     continue
@@ -176,6 +180,23 @@ def tool_files(tools):
     return found
 
 
+def data_files(paths):
+    """Data the tests read (a folder stands for its first file, which its package ships)."""
+    found = {}
+    for path in paths:
+        if os.path.isdir(path):
+            first = next((os.path.join(dp, f) for dp, _, fs in sorted(os.walk(path)) for f in sorted(fs)), None)
+            if first is None:
+                found[f"<data {path}>"] = "the tests read it, and it is empty"
+                continue
+            found[first] = f"the tests read {path}"
+        elif os.path.exists(path):
+            found[path] = "the tests read it"
+        else:
+            found[f"<data {path}>"] = "the tests read it, and it is not installed"
+    return found
+
+
 def link_chain(path):
     """The path, every symbolic link it passes through, and the final file."""
     chain = [path]
@@ -236,6 +257,7 @@ def main():
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--install-deps", required=True)
     ap.add_argument("--tool", action="append", default=[], help="a program the tests run")
+    ap.add_argument("--data", action="append", default=[], help="a file or folder the tests read")
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--python-module", action="append", default=[], help="a module the tests import")
     ap.add_argument("--exclude-package", action="append", default=[],
@@ -256,7 +278,8 @@ def main():
     used = {}
     notes = []
     for source in (cache_paths(build_dir), link_libraries(build_dir),
-                   python_module_files(args.python, args.python_module), tool_files(args.tool)):
+                   python_module_files(args.python, args.python_module), tool_files(args.tool),
+                   data_files(args.data)):
         for path, why in source.items():
             used.setdefault(path, why)
     headers, note = header_deps(build_dir)
@@ -303,7 +326,8 @@ def main():
         print(f"install-list: note: {note}")
     if unused:
         print("install-list: listed packages none of whose files (or dependencies' files) this build "
-              "read: " + " ".join(unused) + " (used by other stages: sanitizers, fuzzing, format, bench)")
+              "read: " + " ".join(unused) + " (scripts/fuzz.sh checks its own build; clang-format is for "
+              "contributors)")
     # Deduplicate per package so the report names each missing package once, with one example.
     seen = set()
     report = []

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Runs qopt as a new user would on every model of tests/corpus/corpus.json (trained models
+published by others, and the device fixtures) and prints one row per model:
+
+  roundtrip   qopt reads and writes the model back: identical bytes, or an equal ModelProto
+  interp/ORT  max relative error of qopt's interpreter against ONNX Runtime on the same input
+  PTQ         exit code of `qopt -p fold-bn,insert-qdq,verify --calib-data DIR` (1 = verify
+              refused the result, which is a finding, not a failure) and the output SQNR of the
+              INT8 model against the float model on qopt's interpreter
+  strip       Q/DQ nodes left by `qopt -p strip-qdq` on the INT8 model (or the model itself,
+              when it comes quantized)
+  fp16        max relative error of `qopt -p to-fp16` against the float model
+
+The test fails when any qopt command on these valid models exits with 2 (an input or usage
+error) or crashes, when the interpreter disagrees with ONNX Runtime beyond --rtol, or when the
+round trip changes the model.
+
+  corpus_test.py --qopt Q --qopt-run R --work DIR [--node N] [--cache DIR] [--only a,b]
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zlib
+
+import numpy as np
+import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import fetch_corpus  # noqa: E402
+
+CALIB_SAMPLES = 4
+PTQ_PIPELINE = "fold-bn,insert-qdq,verify"
+
+
+def file_stem(name):
+    return "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
+
+
+NUMPY_OF_ONNX = {
+    onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.FLOAT16: np.float16,
+    onnx.TensorProto.DOUBLE: np.float64, onnx.TensorProto.INT64: np.int64,
+    onnx.TensorProto.INT32: np.int32, onnx.TensorProto.BOOL: np.bool_,
+    onnx.TensorProto.UINT8: np.uint8, onnx.TensorProto.INT8: np.int8,
+}
+
+
+def draw(spec, dtype, rng):
+    shape = tuple(spec["shape"])
+    kind, *args = spec["data"].split(":")
+    if kind == "uniform":
+        x = rng.uniform(float(args[0]), float(args[1]), shape)
+    elif kind == "normal":
+        x = rng.normal(float(args[0]), float(args[1]), shape)
+    elif kind == "int":
+        x = rng.integers(int(args[0]), int(args[1]), shape)
+    elif kind == "const":
+        x = np.full(shape, float(args[0]))
+    elif kind == "zeros":
+        x = np.zeros(shape)
+    else:
+        raise ValueError(f"unknown data kind {kind!r}")
+    return np.asarray(x).astype(dtype)
+
+
+def graph_inputs(model):
+    inits = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+def write_samples(model, entry, work):
+    """CALIB_SAMPLES folders of <input>.npy; sample 0 is also the input of the single runs."""
+    rng = np.random.default_rng(zlib.crc32(entry["name"].encode()))  # stable across runs
+    calib = os.path.join(work, "calib")
+    shutil.rmtree(calib, ignore_errors=True)
+    for s in range(CALIB_SAMPLES):
+        d = os.path.join(calib, f"sample_{s:03d}")
+        os.makedirs(d)
+        for i in graph_inputs(model):
+            if i.name not in entry["inputs"]:
+                raise SystemExit(f"FAILED: {entry['name']}: corpus.json gives no data for input {i.name}")
+            dtype = NUMPY_OF_ONNX[i.type.tensor_type.elem_type]
+            np.save(os.path.join(d, file_stem(i.name) + ".npy"), draw(entry["inputs"][i.name], dtype, rng))
+    return calib, os.path.join(calib, "sample_000")
+
+
+def run(cmd, timeout=900):
+    start = time.time()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout} s", time.time() - start
+    err = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+    return proc.returncode, (err[-1] if err else ""), time.time() - start
+
+
+def outputs_of(model_path):
+    return [o.name for o in onnx.load(model_path, load_external_data=False).graph.output]
+
+
+def load_outputs(folder, names):
+    return {n: np.load(os.path.join(folder, file_stem(n) + ".npy")) for n in names}
+
+
+def relative_error(actual, expected):
+    """max |a - e| / (|e| + mean |e|), as tests/ort/differential_test.py measures it."""
+    a = np.nan_to_num(actual.astype(np.float64))
+    e = np.nan_to_num(expected.astype(np.float64))
+    if e.size == 0:
+        return 0.0
+    if a.shape != e.shape:
+        return float("inf")
+    scale = np.abs(e) + np.mean(np.abs(e)) + 1e-30
+    return float(np.max(np.abs(a - e) / scale))
+
+
+def max_error(actual, expected):
+    worst = 0.0
+    for name, e in expected.items():
+        a = actual[name]
+        if np.issubdtype(e.dtype, np.floating):
+            worst = max(worst, relative_error(a, e))
+        elif a.shape != e.shape or np.any(a != e):
+            worst = max(worst, float(np.count_nonzero(a != e)) if a.shape == e.shape else float("inf"))
+    return worst
+
+
+def sqnr_db(actual, expected):
+    """Lowest SQNR (dB) over the floating-point outputs."""
+    worst = None
+    for name, e in expected.items():
+        if not np.issubdtype(e.dtype, np.floating):
+            continue
+        e64 = e.astype(np.float64)
+        noise = np.sum((actual[name].astype(np.float64) - e64) ** 2)
+        signal = np.sum(e64 ** 2)
+        s = float("inf") if noise == 0 else 10 * np.log10(max(signal, 1e-30) / noise)
+        worst = s if worst is None else min(worst, s)
+    return worst
+
+
+def count_qdq(model_path):
+    m = onnx.load(model_path, load_external_data=False)
+    count = 0
+
+    def walk(g):
+        nonlocal count
+        for n in g.node:
+            if n.op_type in ("QuantizeLinear", "DequantizeLinear"):
+                count += 1
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+                for sub in a.graphs:
+                    walk(sub)
+    walk(m.graph)
+    return count
+
+
+def same_model(a_path, b_path):
+    with open(a_path, "rb") as f:
+        a = f.read()
+    with open(b_path, "rb") as f:
+        b = f.read()
+    if a == b:
+        return "identical"
+    pa, pb = onnx.ModelProto(), onnx.ModelProto()
+    pa.ParseFromString(a)
+    pb.ParseFromString(b)
+    return "equal" if pa == pb else "DIFFERENT"
+
+
+class Row:
+    def __init__(self, entry, opset):
+        self.entry = entry
+        self.cells = {"model": entry["name"], "exporter": entry["exporter"], "opset": str(opset)}
+        self.failures = []
+
+    def fail(self, what):
+        self.failures.append(f"{self.entry['name']}: {what}")
+
+
+def check_exit(row, step, rc, message):
+    """Exit 0 and 1 are answers; 2 on a valid model, a signal or a timeout is a defect."""
+    if rc not in (0, 1):
+        row.fail(f"{step} exited {rc}: {message}")
+
+
+def test_model(entry, path, args, work):
+    model = onnx.load(path, load_external_data=False)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), "?")
+    row = Row(entry, opset)
+    calib, sample0 = write_samples(model, entry, work)
+    names = outputs_of(path)
+
+    # Round trip through qopt with no pass: every field must survive.
+    out = os.path.join(work, "roundtrip.onnx")
+    rc, msg, _ = run([args.qopt, "-p", "", path, out])
+    check_exit(row, "round trip", rc, msg)
+    if rc == 0:
+        row.cells["roundtrip"] = same_model(path, out)
+        if row.cells["roundtrip"] == "DIFFERENT":
+            row.fail("the round trip changed the model")
+    else:
+        row.cells["roundtrip"] = f"exit {rc}"
+
+    # The interpreter against ONNX Runtime.
+    fp32_dir = os.path.join(work, "qopt_fp32")
+    rc, msg, _ = run([args.qopt_run, path, "--inputs", sample0, "--outputs", fp32_dir])
+    check_exit(row, "qopt-run", rc, msg)
+    reference = None
+    if rc == 0:
+        reference = load_outputs(fp32_dir, names)
+        ort_dir = os.path.join(work, "ort")
+        orc, omsg, _ = run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model", path,
+                            "--inputs", sample0, "--outputs", ort_dir, "--optimization", "disabled"])
+        if orc != 0:
+            row.cells["interp/ORT"] = "ORT fails"
+            row.fail(f"ONNX Runtime could not run it: {omsg}")
+        else:
+            err = max_error(reference, load_outputs(ort_dir, names))
+            row.cells["interp/ORT"] = f"{err:.2g}"
+            tolerance = args.rtol_fp16 if "fp16" in entry["name"] else args.rtol
+            if err > tolerance:
+                row.fail(f"interpreter differs from ONNX Runtime: max relative error {err:.3g} > {tolerance}")
+    else:
+        row.cells["interp/ORT"] = f"exit {rc}"
+
+    quantized = entry.get("quantized", False)
+    int8 = os.path.join(work, "int8.onnx")
+    if quantized:
+        row.cells["PTQ exit"] = "(quantized)"
+        row.cells["INT8 SQNR"] = "-"
+        strip_input = path
+    else:
+        report = os.path.join(work, "ptq.json")
+        rc, msg, seconds = run([args.qopt, "-q", "-p", PTQ_PIPELINE, "--calib-data", calib,
+                                "--report", report, path, int8])
+        check_exit(row, PTQ_PIPELINE, rc, msg)
+        row.cells["PTQ exit"] = str(rc)
+        row.cells["PTQ s"] = f"{seconds:.1f}"
+        if rc == 1:
+            row.cells["note"] = msg[:160]
+        strip_input = int8 if rc == 0 else None
+        row.cells["INT8 SQNR"] = "-"
+        if rc == 1:
+            # verify refused: measure the INT8 model anyway, without verify.
+            rc2, msg2, _ = run([args.qopt, "-q", "-p", "fold-bn,insert-qdq", "--calib-data", calib, path, int8])
+            check_exit(row, "fold-bn,insert-qdq", rc2, msg2)
+            strip_input = int8 if rc2 == 0 else None
+        if strip_input and reference is not None:
+            int8_dir = os.path.join(work, "qopt_int8")
+            rc, msg, _ = run([args.qopt_run, int8, "--inputs", sample0, "--outputs", int8_dir])
+            check_exit(row, "qopt-run on the INT8 model", rc, msg)
+            if rc == 0:
+                s = sqnr_db(load_outputs(int8_dir, names), reference)
+                row.cells["INT8 SQNR"] = "-" if s is None else f"{s:.1f} dB"
+
+    if strip_input:
+        stripped = os.path.join(work, "stripped.onnx")
+        rc, msg, _ = run([args.qopt, "-q", "-p", "strip-qdq", strip_input, stripped])
+        check_exit(row, "strip-qdq", rc, msg)
+        row.cells["strip: Q/DQ left"] = f"{count_qdq(stripped)}/{count_qdq(strip_input)}" if rc == 0 else f"exit {rc}"
+    else:
+        row.cells["strip: Q/DQ left"] = "-"
+
+    fp16 = os.path.join(work, "fp16.onnx")
+    rc, msg, _ = run([args.qopt, "-q", "-p", "to-fp16", path, fp16])
+    check_exit(row, "to-fp16", rc, msg)
+    row.cells["fp16 rel err"] = f"exit {rc}"
+    if rc == 0 and reference is not None:
+        fp16_dir = os.path.join(work, "qopt_fp16")
+        rc, msg, _ = run([args.qopt_run, fp16, "--inputs", sample0, "--outputs", fp16_dir])
+        check_exit(row, "qopt-run on the FP16 model", rc, msg)
+        if rc == 0:
+            row.cells["fp16 rel err"] = f"{max_error(load_outputs(fp16_dir, names), reference):.2g}"
+    return row
+
+
+COLUMNS = ["model", "exporter", "opset", "roundtrip", "interp/ORT", "PTQ exit", "PTQ s", "INT8 SQNR",
+           "strip: Q/DQ left", "fp16 rel err"]
+
+
+def print_table(rows):
+    widths = {c: max(len(c), *(len(r.cells.get(c, "-")) for r in rows)) for c in COLUMNS}
+    print("| " + " | ".join(c.ljust(widths[c]) for c in COLUMNS) + " |")
+    print("|" + "|".join("-" * (widths[c] + 2) for c in COLUMNS) + "|")
+    for r in rows:
+        print("| " + " | ".join(r.cells.get(c, "-").ljust(widths[c]) for c in COLUMNS) + " |")
+    for r in rows:
+        if "note" in r.cells:
+            print(f"  {r.cells['model']}: verify: {r.cells['note']}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qopt", required=True)
+    ap.add_argument("--qopt-run", required=True)
+    ap.add_argument("--node", default="node")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--cache", default=None)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--rtol-fp16", type=float, default=2e-2)
+    ap.add_argument("--json", default=None, help="write the table as JSON too")
+    args = ap.parse_args()
+
+    if not os.path.exists(os.path.join(ROOT, "node_modules", "onnxruntime-node", "package.json")):
+        print("FAILED: onnxruntime-node is not installed; run scripts/install-deps.sh")
+        return 1
+    try:
+        paths = fetch_corpus.fetch(args.cache, set(filter(None, args.only.split(","))) or None)
+    except fetch_corpus.FetchError as e:
+        print(f"FAILED: fetching the corpus: {e}")
+        return 1
+    entries = {e["name"]: e for e in fetch_corpus.load_corpus()["models"]}
+    rows = []
+    for name, path in paths.items():
+        work = os.path.join(args.work, name)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        start = time.time()
+        rows.append(test_model(entries[name], path, args, work))
+        print(f"{name}: {time.time() - start:.1f} s", flush=True)
+    print()
+    print_table(rows)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([r.cells for r in rows], f, indent=1)
+    failures = [f for r in rows for f in r.failures]
+    print()
+    for f in failures:
+        print(f"FAILED: {f}")
+    print(f"corpus: {len(rows) - len({f.split(':')[0] for f in failures})} passed, "
+          f"{len({f.split(':')[0] for f in failures})} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
