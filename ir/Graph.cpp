@@ -745,6 +745,7 @@ std::unique_ptr<Graph> Graph::clone(Model* model, Node* parent, ValueMap& valueM
   copy->sparseInitializers = sparseInitializers;
   copy->quantizationAnnotations = quantizationAnnotations;
   copy->orphanValueInfos = orphanValueInfos;
+  copy->valueInfoOrder = valueInfoOrder;
   copy->unknownFields = unknownFields;
   auto copyValueFields = [](const Value* from, Value* to) {
     to->type_ = from->type_;

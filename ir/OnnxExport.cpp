@@ -3,6 +3,8 @@
 // the same bytes.
 #include <fmt/format.h>
 
+#include <unordered_set>
+
 #include "ExternalData.h"
 #include "ProtoConvert.h"
 #include "qopt/ir/Error.h"
@@ -64,6 +66,37 @@ class Exporter {
                     value.extra().valueInfoUnknownFields, *proto.add_value_info());
   }
 
+  // value_info in the order the file had, orphans in their places; then what passes typed since:
+  // graph inputs, initializers, node outputs in node order.
+  static void exportValueInfos(const Graph& graph, onnx::GraphProto& proto) {
+    std::unordered_set<const Value*> written;
+    size_t orphan = 0;
+    auto writeOrphan = [&] {
+      parseOpaque(graph.orphanValueInfos[orphan], *proto.add_value_info(),
+                  fmt::format("value_info #{}", orphan));
+      ++orphan;
+    };
+    auto write = [&](const Value* value) {
+      if (value->inValueInfo && written.insert(value).second) exportValueInfoEntry(*value, proto);
+    };
+    for (const std::string& name : graph.valueInfoOrder) {
+      if (name.empty()) {
+        if (orphan < graph.orphanValueInfos.size()) writeOrphan();
+        continue;
+      }
+      const Value* value = graph.findValue(name);
+      if (value != nullptr && value->graph() == &graph) write(value);
+    }
+    for (Value* value : graph.inputs()) {
+      if (!value->isInitializer()) write(value);
+    }
+    for (Value* value : graph.initializers()) write(value);
+    for (Node* node : graph.nodes()) {
+      for (Value* value : node->outputs()) write(value);
+    }
+    while (orphan < graph.orphanValueInfos.size()) writeOrphan();
+  }
+
   void exportGraph(const Graph& graph, onnx::GraphProto& proto) {
     for (Node* node : graph.nodes()) exportNode(*node, *proto.add_node());
     if (!graph.name.empty()) proto.set_name(graph.name);
@@ -76,22 +109,11 @@ class Exporter {
       parseOpaque(graph.sparseInitializers[i], *proto.add_sparse_initializer(),
                   fmt::format("sparse initializer #{}", i));
     }
-    if (!graph.docString.empty()) proto.set_doc_string(graph.docString);
+    if (graph.docString) proto.set_doc_string(*graph.docString);
     for (Value* value : graph.inputs()) exportInterface(*value, *proto.add_input());
     for (Value* value : graph.outputs()) exportInterface(*value, *proto.add_output());
 
-    // value_info: graph inputs, initializers, then node outputs in node order.
-    for (Value* value : graph.inputs()) {
-      if (!value->isInitializer()) exportValueInfoEntry(*value, proto);
-    }
-    for (Value* value : graph.initializers()) exportValueInfoEntry(*value, proto);
-    for (Node* node : graph.nodes()) {
-      for (Value* value : node->outputs()) exportValueInfoEntry(*value, proto);
-    }
-    for (size_t i = 0; i < graph.orphanValueInfos.size(); ++i) {
-      parseOpaque(graph.orphanValueInfos[i], *proto.add_value_info(),
-                  fmt::format("value_info #{}", i));
-    }
+    exportValueInfos(graph, proto);
 
     for (size_t i = 0; i < graph.quantizationAnnotations.size(); ++i) {
       parseOpaque(graph.quantizationAnnotations[i], *proto.add_quantization_annotation(),

@@ -86,7 +86,7 @@ class Importer {
 
   void importGraph(onnx::GraphProto& proto, Graph& graph) {
     graph.name = proto.name();
-    graph.docString = proto.doc_string();
+    if (proto.has_doc_string()) graph.docString = proto.doc_string();
     takeMetadataProps(proto, kGraphMetadataPropsField, graph.metadataProps);
     graph.unknownFields = saveUnknownFields(proto);
 
@@ -334,8 +334,9 @@ class Importer {
     for (int i = 0; i < proto.value_info_size(); ++i) {
       const onnx::ValueInfoProto& info = proto.value_info(i);
       Value* value = info.name().empty() ? nullptr : graph.findValue(info.name());
-      if (!value || value->inValueInfo) {
+      if (!value || value->inValueInfo || value->graph() != &graph) {
         graph.orphanValueInfos.push_back(serializeOpaque(info));
+        graph.valueInfoOrder.emplace_back();
         continue;
       }
       ValueType type = importType(info, Subject("value_info", info.name()));
@@ -344,8 +345,10 @@ class Importer {
       if (typedElsewhere && !(type == value->type())) {
         // The interface or the tensor already states another type: keep this entry as it was.
         graph.orphanValueInfos.push_back(serializeOpaque(info));
+        graph.valueInfoOrder.emplace_back();
         continue;
       }
+      graph.valueInfoOrder.push_back(info.name());
       value->setType(std::move(type));
       value->inValueInfo = true;
       std::string unknown = saveUnknownFields(info);

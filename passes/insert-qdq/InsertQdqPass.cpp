@@ -86,6 +86,21 @@ class InsertQdqPass : public Pass {
       }
     }
 
+    bool halfPrecision = false;
+    for (const qdq::ActivationSite& site : plan.activations) {
+      halfPrecision = halfPrecision || qdq::floatTypeOf(site.value) != DataType::Float;
+    }
+    for (const qdq::WeightSite& site : plan.weights) {
+      halfPrecision = halfPrecision || qdq::floatTypeOf(site.weight) != DataType::Float;
+    }
+    if (halfPrecision) {
+      if (std::optional<int64_t> old = qdq::raiseOpset(model, qdq::kHalfScaleOpset)) {
+        result.note("model", fmt::format("default opset raised from {} to {} for float16 scales",
+                                         *old, qdq::kHalfScaleOpset));
+        result.statistics["opset-raised"] = 1;
+      }
+    }
+
     // Calibrate the unchanged model on exactly the tensors that get Q/DQ.
     std::vector<std::string> names;
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
@@ -149,7 +164,7 @@ class InsertQdqPass : public Pass {
         scaleEntries.push_back(qdq::weightScaleEntry(site.weight->name(), quantized));
         Value* dequantized = qdq::insertConstantDequantize(
             graph, site.weight->name(), quantized.values, quantized.scales, site.axis,
-            firstUser(site.weight, order));
+            firstUser(site.weight, order), qdq::floatTypeOf(site.weight));
         it = weights.emplace(key, std::make_pair(dequantized, std::move(quantized))).first;
         result.statistics.add("weights-quantized");
         result.applied(what, site.axis >= 0 ? fmt::format("int8 per channel on axis {}", site.axis)
@@ -185,8 +200,9 @@ class InsertQdqPass : public Pass {
       int64_t axis = bias.scales.size() > 1 ? 0 : -1;
       std::vector<float> scales = bias.scales;
       if (axis < 0) scales.resize(1);
-      Value* dequantized = qdq::insertConstantDequantize(graph, site.bias->name(), bias.values,
-                                                         scales, axis, site.node);
+      Value* dequantized =
+          qdq::insertConstantDequantize(graph, site.bias->name(), bias.values, scales, axis,
+                                        site.node, qdq::floatTypeOf(site.bias));
       Value* old = site.bias;
       site.node->setInput(site.input, dequantized);
       replacedWeights.push_back(old);

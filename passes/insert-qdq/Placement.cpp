@@ -78,9 +78,13 @@ class Planner {
       result_.missed(describeInput(node, input), "already dequantized: left as it is");
       return false;
     }
-    if (value->type().isTensor() && value->type().elemType != DataType::Float) {
+    // float16 and bfloat16 activations quantize with scales of their own type (opset 19).
+    const DataType elemType = value->type().elemType;
+    if (value->type().isTensor() && elemType != DataType::Float && elemType != DataType::Float16 &&
+        elemType != DataType::BFloat16) {
       result_.missed(describeInput(node, input),
-                     fmt::format("not quantized: element type {} (only float is)",
+                     fmt::format("not quantized: element type {} (only float, float16 and "
+                                 "bfloat16 are)",
                                  dataTypeName(value->type().elemType)));
       return false;
     }

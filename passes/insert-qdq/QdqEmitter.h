@@ -17,9 +17,18 @@ Value* insertActivationPair(Graph& graph, Value* x, const ActivationParams& para
 
 /// A DequantizeLinear of the integer tensor `values` (int8 weights or int32 bias) with per-axis
 /// (axis >= 0) or per-tensor scales and zero points 0, inserted before `before`. `baseName`
-/// names the new values. Returns the DequantizeLinear output, typed float with `values`' dims.
+/// names the new values. Returns the DequantizeLinear output, typed `floatType` (the type of the
+/// tensor it stands for: float, float16 or bfloat16, which the scales take) with `values`' dims.
 Value* insertConstantDequantize(Graph& graph, const std::string& baseName, Tensor values,
-                                const std::vector<float>& scales, int64_t axis, Node* before);
+                                const std::vector<float>& scales, int64_t axis, Node* before,
+                                DataType floatType = DataType::Float);
+
+/// Float16 or BFloat16 for tensors of those types, else Float: the type of the scales that
+/// quantize `value`, and of its DequantizeLinear output.
+DataType floatTypeOf(const Value* value);
+
+/// QuantizeLinear/DequantizeLinear take float16 and bfloat16 scales from this opset on.
+inline constexpr int64_t kHalfScaleOpset = 19;
 
 /// Adds an initializer named after `baseName` (a fresh name when taken).
 Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor tensor);

@@ -51,10 +51,33 @@ NUMPY_OF_ONNX = {
 }
 
 
+def document_image(shape, rng):
+    """A synthetic page in 0..255: light paper, dark glyph-sized strokes along text lines, so a
+    text detector or recognizer sees what it was trained on rather than noise."""
+    n, c, h, w = shape
+    img = rng.normal(232.0, 6.0, (n, 1, h, w))
+    line_height = max(4, h // 6) if h >= 32 else max(3, h // 2)
+    for b in range(n):
+        top = int(rng.integers(1, max(2, line_height)))
+        while top + line_height < h:
+            left = int(rng.integers(0, max(1, w // 8)))
+            right = int(rng.integers(w // 2, w))
+            x = left
+            while x < right:
+                stroke = int(rng.integers(1, max(2, line_height // 3)))
+                height = int(rng.integers(line_height // 2, line_height))
+                img[b, 0, top + line_height - height:top + line_height, x:x + stroke] = rng.normal(40, 15)
+                x += stroke + int(rng.integers(1, max(2, line_height // 2)))
+            top += line_height + int(rng.integers(line_height // 2, 2 * line_height))
+    return np.repeat(np.clip(img, 0, 255), c, axis=1)
+
+
 def draw(spec, dtype, rng):
     shape = tuple(spec["shape"])
     kind, *args = spec["data"].split(":")
-    if kind == "uniform":
+    if kind == "document":  # document:MEAN:STD, each channel normalized as (x/255 - MEAN) / STD
+        x = (document_image(shape, rng) / 255.0 - float(args[0])) / float(args[1])
+    elif kind == "uniform":
         x = rng.uniform(float(args[0]), float(args[1]), shape)
     elif kind == "normal":
         x = rng.normal(float(args[0]), float(args[1]), shape)
@@ -109,7 +132,10 @@ def load_outputs(folder, names):
 
 
 def relative_error(actual, expected):
-    """max |a - e| / (|e| + mean |e|), as tests/ort/differential_test.py measures it."""
+    """max (|a - e| - 1e-6) / (|e| + mean |e|): tests/ort/differential_test.py's measure, less an
+    absolute 1e-6. ONNX Runtime's Sigmoid flushes outputs below about 1e-7 to 0 (qopt's is
+    exact), so a detector whose text map is mostly background would otherwise show a relative
+    error near 1 on values no float32 consumer can tell apart."""
     a = np.nan_to_num(actual.astype(np.float64))
     e = np.nan_to_num(expected.astype(np.float64))
     if e.size == 0:
@@ -117,7 +143,7 @@ def relative_error(actual, expected):
     if a.shape != e.shape:
         return float("inf")
     scale = np.abs(e) + np.mean(np.abs(e)) + 1e-30
-    return float(np.max(np.abs(a - e) / scale))
+    return float(np.max(np.maximum(np.abs(a - e) - 1e-6, 0.0) / scale))
 
 
 def max_error(actual, expected):

@@ -276,12 +276,16 @@ class Graph {
   int depth() const;
 
   std::string name;
-  std::string docString;
+  /// Absent and empty differ in the file (proto2 presence): both survive a round trip.
+  std::optional<std::string> docString;
   std::vector<std::pair<std::string, std::string>> metadataProps;
   /// Pieces qopt does not interpret, kept serialized in file order and written back.
   std::vector<std::string> sparseInitializers;       // SparseTensorProto
   std::vector<std::string> quantizationAnnotations;  // TensorAnnotation
   std::vector<std::string> orphanValueInfos;         // ValueInfoProto naming no value
+  /// The value_info entries' names in file order ("" where an orphan stood): export writes
+  /// them back in that order, then entries passes added.
+  std::vector<std::string> valueInfoOrder;
   std::string unknownFields;
 
   // Nodes
