@@ -1,5 +1,6 @@
 #include "Converter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -69,7 +70,29 @@ bool Converter::converts(const Node& node) const {
         !node.name().empty() || node.numOutputs() == 0 ? node.name() : node.output(0)->name();
     if (!name.empty() && std::regex_search(name, *options_.blockedNodes)) return false;
   }
-  return true;
+  return !outOfRangeConstant(node);
+}
+
+std::optional<std::string> Converter::outOfRangeConstant(const Node& node) const {
+  if (options_.half != DataType::Float16) return std::nullopt;
+  for (const Value* input : node.inputs()) {
+    if (!isFloat32(input)) continue;
+    auto cached = constantMaxAbs_.find(input);
+    if (cached == constantMaxAbs_.end()) {
+      double maxAbs = 0.0;
+      if (std::optional<Tensor> tensor = fold::constantOf(input)) {
+        for (double v : tensor->toDoubles()) {
+          if (std::isfinite(v)) maxAbs = std::max(maxAbs, std::abs(v));
+        }
+      }
+      cached = constantMaxAbs_.emplace(input, maxAbs).first;
+    }
+    if (cached->second > kHalfMax) {
+      return fmt::format("constant '{}' holds values beyond float16's range (|x| up to {:.4g})",
+                         input->name(), cached->second);
+    }
+  }
+  return std::nullopt;
 }
 
 void Converter::convertGraph(Graph& graph, bool isMain, bool parentConverted) {
@@ -90,9 +113,11 @@ void Converter::convertNode(Node& node) {
   for (const Value* v : node.outputs()) touchesFloat = touchesFloat || isFloat32(v);
   if (!convert) {
     if (touchesFloat && node.opType() != "Constant") {
-      result_.missed(node.describe(), node.domain().empty()
-                                          ? "kept in float32 (blocked op type or node name)"
-                                          : "kept in float32 (an op outside the ONNX domain)");
+      const std::optional<std::string> outOfRange = outOfRangeConstant(node);
+      result_.missed(node.describe(),
+                     outOfRange            ? fmt::format("kept in float32: {}", *outOfRange)
+                     : node.domain().empty() ? "kept in float32 (blocked op type or node name)"
+                                             : "kept in float32 (an op outside the ONNX domain)");
       result_.statistics.add("nodes-kept-float32");
     }
     return;

@@ -47,6 +47,10 @@ class Converter {
 
  private:
   bool converts(const Node& node) const;
+  /// The first float32 constant input of `node` holding finite values beyond float16's range
+  /// (a BatchNorm variance of 1e5, say): clamping it would change the result, so the node stays
+  /// in float32. Empty when there is none or the target is bfloat16.
+  std::optional<std::string> outOfRangeConstant(const Node& node) const;
   void convertGraph(Graph& graph, bool isMain, bool parentConverted);
   void convertNode(Node& node);
   void fixInputs(Node& node);
@@ -73,6 +77,7 @@ class Converter {
   std::unordered_map<const Value*, Value*> halfConstants_;
   std::vector<Value*> replacedConstants_;
   std::vector<std::pair<std::string, int64_t>> clamped_;
+  mutable std::unordered_map<const Value*, double> constantMaxAbs_;
 };
 
 }  // namespace qopt::tofp16
