@@ -61,6 +61,7 @@ class KernelRegistry {
 
 // Each file under interp/ops registers its group of kernels.
 void registerElementwiseKernels(KernelRegistry& registry);
+void registerUnaryKernels(KernelRegistry& registry);
 void registerShapeKernels(KernelRegistry& registry);
 void registerReductionKernels(KernelRegistry& registry);
 void registerMiscKernels(KernelRegistry& registry);
