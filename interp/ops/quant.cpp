@@ -46,11 +46,17 @@ void dispatchQuantized(const KernelContext& ctx, DataType type, bool allowInt32,
   ctx.fail(fmt::format("element type {} is not a supported quantized type", dataTypeName(type)));
 }
 
+// ONNX Runtime's com.microsoft QuantizeLinear/DequantizeLinear (opset 1 of that domain) have the
+// axis attribute and take 16- and 4-bit types: they read as the default domain's opset 21.
+int64_t quantOpset(const KernelContext& ctx) {
+  return ctx.node.domain() == "com.microsoft" ? 21 : ctx.opset;
+}
+
 // Types that need a newer opset than the model's.
 void checkTypeOpset(const KernelContext& ctx, DataType type) {
   const bool wide = type == DataType::Int16 || type == DataType::UInt16 || type == DataType::Int4 ||
                     type == DataType::UInt4;
-  if (wide && ctx.opset < 21) {
+  if (wide && quantOpset(ctx) < 21) {
     ctx.fail(fmt::format("{} needs opset 21", dataTypeName(type)));
   }
 }
@@ -75,17 +81,21 @@ struct ParamLayout {
 ParamLayout paramLayout(const KernelContext& ctx, const Shape& x, const Array& scale,
                         const Array* zeroPoint) {
   ParamLayout l;
-  if (zeroPoint && zeroPoint->shape() != scale.shape()) {
+  // One element is one element: ONNX Runtime (and its quantizer, which writes them) takes a
+  // scale of shape [1] with a zero point of shape [], and the reverse.
+  const bool oneElementEach = zeroPoint && zeroPoint->numel() == 1 && scale.numel() == 1 &&
+                              zeroPoint->rank() <= 1 && scale.rank() <= 1;
+  if (zeroPoint && zeroPoint->shape() != scale.shape() && !oneElementEach) {
     ctx.fail(fmt::format("zero point shape {} differs from scale shape {}",
                          shapeString(zeroPoint->shape()), shapeString(scale.shape())));
   }
-  const int64_t blockSize = ctx.opset >= 21 ? ctx.node.attrInt("block_size", 0) : 0;
+  const int64_t blockSize = quantOpset(ctx) >= 21 ? ctx.node.attrInt("block_size", 0) : 0;
   if (blockSize < 0) ctx.fail("block_size must not be negative");
   if (scale.numel() == 1 && scale.rank() <= 1 && blockSize == 0) {  // per tensor: one long row
     l.inner = product(x);
     return l;
   }
-  if (ctx.opset < 13) {
+  if (quantOpset(ctx) < 13) {
     ctx.fail(fmt::format("scale of shape {} must be a scalar before opset 13",
                          shapeString(scale.shape())));
   }
@@ -138,7 +148,7 @@ void forEachRow(const KernelContext& ctx, const ParamLayout& l, Body&& body) {
 }
 
 DataType quantizeOutputType(const KernelContext& ctx, const Array* zeroPoint) {
-  const int64_t outputDtype = ctx.opset >= 21 ? ctx.node.attrInt("output_dtype", 0) : 0;
+  const int64_t outputDtype = quantOpset(ctx) >= 21 ? ctx.node.attrInt("output_dtype", 0) : 0;
   if (outputDtype != 0) {
     std::optional<DataType> t = dataTypeFromInt(outputDtype);
     if (!t) ctx.fail(fmt::format("unknown output_dtype {}", outputDtype));
@@ -279,6 +289,8 @@ void registerQuantKernels(KernelRegistry& registry) {
   registry.add("", "QuantizeLinear", 10, quantizeLinearKernel);
   registry.add("", "DequantizeLinear", 10, dequantizeLinearKernel);
   registry.add("", "DynamicQuantizeLinear", 11, dynamicQuantizeLinearKernel);
+  registry.add("com.microsoft", "QuantizeLinear", 1, quantizeLinearKernel);
+  registry.add("com.microsoft", "DequantizeLinear", 1, dequantizeLinearKernel);
 }
 
 }  // namespace qopt::interp
