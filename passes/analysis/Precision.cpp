@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ConstantCone.h"
 #include "ConstantValue.h"
 
 namespace qopt::analysis {
@@ -38,11 +39,11 @@ DataType quantizedTypeOf(const Node& dq) {
     return data->type().elemType;
   }
   if (const Value* zp = dq.input(2)) {
-    if (std::optional<Tensor> t = fold::constantThroughCasts(zp)) return t->dataType();
+    if (std::optional<Tensor> t = fold::qdqParameter(zp)) return t->dataType();
   }
   if (const Node* q = data->producer(); q && q->is("QuantizeLinear")) {
     if (const Value* zp = q->input(2)) {
-      if (std::optional<Tensor> t = fold::constantThroughCasts(zp)) return t->dataType();
+      if (std::optional<Tensor> t = fold::qdqParameter(zp)) return t->dataType();
     }
     if (const Attribute* a = q->findAttr("output_dtype"); a && a->i != 0) {
       if (std::optional<DataType> t = dataTypeFromInt(a->i)) return *t;
@@ -59,7 +60,7 @@ DequantizedInput describeDequantize(const Node& dq) {
   in.constantData = isBuildTimeConstant(dq.input(0));
   if (const Node* q = dq.input(0)->producer(); q && q->is("QuantizeLinear")) in.quantize = q;
   in.axis = dq.attrInt("axis", 1);
-  if (std::optional<Tensor> scale = fold::constantThroughCasts(dq.input(1))) {
+  if (std::optional<Tensor> scale = fold::qdqParameter(dq.input(1))) {
     std::vector<double> values = scale->toDoubles();
     in.scaleCount = static_cast<int64_t>(values.size());
     if (!values.empty()) {
@@ -70,7 +71,7 @@ DequantizedInput describeDequantize(const Node& dq) {
   const Value* zp = dq.input(2);
   if (zp == nullptr) {
     in.zeroPointsZero = true;
-  } else if (std::optional<Tensor> t = fold::constantThroughCasts(zp)) {
+  } else if (std::optional<Tensor> t = fold::qdqParameter(zp)) {
     std::vector<double> values = t->toDoubles();
     in.zeroPointsZero = std::all_of(values.begin(), values.end(), [](double v) { return v == 0; });
   }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "ConstantCone.h"
 #include "ConstantValue.h"
 #include "qopt/analysis/Precision.h"
 #include "qopt/ir/Error.h"
@@ -143,12 +144,12 @@ struct QuantParams {
 
 QuantParams quantParams(const Node& node) {
   QuantParams p;
-  std::optional<Tensor> scale = fold::constantThroughCasts(node.input(1));
+  std::optional<Tensor> scale = fold::qdqParameter(node.input(1));
   if (!scale) throw dequantizeError(node, "its scale is not a constant");
   p.scales = scale->toDoubles();
   if (p.scales.empty()) throw dequantizeError(node, "its scale is empty");
   if (node.input(2) != nullptr) {
-    p.zeroPoint = fold::constantThroughCasts(node.input(2));
+    p.zeroPoint = fold::qdqParameter(node.input(2));
     if (!p.zeroPoint) throw dequantizeError(node, "its zero point is not a constant");
     p.zeroPoints = p.zeroPoint->toDoubles();
     if (p.zeroPoints.size() != p.scales.size()) {
@@ -210,7 +211,7 @@ Tensor dequantizeConstant(const Node& dq) {
     const size_t k = layout.paramOf(i);
     out[i] = (xs[i] - (p.zeroPoints.empty() ? 0.0 : p.zeroPoints[k])) * p.scales[k];
   }
-  DataType type = fold::constantThroughCasts(dq.input(1))->dataType();
+  DataType type = fold::qdqParameter(dq.input(1))->dataType();
   return Tensor::fromDoubles(type, x->dims(), out);
 }
 

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "../fold-constants/ConstantCone.h"
 #include "../fold-constants/ConstantValue.h"
 #include "qopt/analysis/Precision.h"
 #include "qopt/ir/Graph.h"
@@ -28,7 +29,7 @@ bool isQdq(const Node& node) {
 // decides it (as in TensorRT's parser), else the data's, else QuantizeLinear's default UINT8.
 DataType quantizedType(const Node& node) {
   if (const Value* zp = node.input(2); zp != nullptr && !zp->isAbsent()) {
-    if (std::optional<Tensor> t = fold::constantThroughCasts(zp)) return t->dataType();
+    if (std::optional<Tensor> t = fold::qdqParameter(zp)) return t->dataType();
     if (zp->type().isTensor() && zp->type().elemType != DataType::Undefined) {
       return zp->type().elemType;
     }
@@ -188,7 +189,9 @@ class NodeChecker {
     std::optional<Tensor> zeroPoint;
     if (zp != nullptr && !zp->isAbsent()) {
       zeroPoint = fold::constantThroughCasts(zp);
-      if (!zeroPoint) {
+      if (!zeroPoint && (zeroPoint = fold::constantCone(zp))) {
+        reportComputed("zero point", "zero-point-computed", zp);
+      } else if (!zeroPoint) {
         report(Severity::Error, "zero-point-not-constant",
                fmt::format("zero point '{}' is computed at run time: TensorRT needs it at build "
                            "time (an initializer or a Constant node, possibly through Cast)",
@@ -259,9 +262,21 @@ class NodeChecker {
            "quantize to INT8 with zero point 0 (a ReLU6 output: scale 6/127, keep the Clip)");
   }
 
+  // A parameter computed from constants (a QAT export's amax / 127): its value is known and
+  // checked, but TensorRT's parser takes initializers and Constant nodes only.
+  void reportComputed(const char* what, const char* id, const Value* value) {
+    report(Severity::Warning, id,
+           fmt::format("{} '{}' is computed from constants by {}: TensorRT's parser needs it "
+                       "stored as a constant",
+                       what, value->name(), value->producer()->describe()),
+           "fold it first: qopt -p fold-constants (strip-qdq and propagate-scales fold it too)");
+  }
+
   void checkScale() {
     const Value* scaleValue = node_.input(1);
     std::optional<Tensor> scale = fold::constantThroughCasts(scaleValue);
+    if (!scale && (scale = fold::constantCone(scaleValue)))
+      reportComputed("scale", "scale-computed", scaleValue);
     int64_t count = 1;
     if (!scale) {
       report(Severity::Error, "scale-not-constant",

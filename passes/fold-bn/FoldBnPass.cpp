@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "../fold-constants/ConstantCone.h"
 #include "BatchNormFactors.h"
 #include "FoldBatchNorm.h"
 #include "qopt/ir/Graph.h"
@@ -30,6 +31,10 @@ class FoldBnPass : public Pass {
     model.graph().walk([&](Node* node) {
       if (node->is("BatchNormalization")) batchNorms.push_back(node);
     });
+    // A BatchNorm after a QAT layer folds into its quantized weight only once the weight's
+    // scale, computed in the graph by such exports, is the constant it always is.
+    result.statistics["parameters-folded"] =
+        batchNorms.empty() ? 0 : fold::foldQdqParameterCones(model, result);
     foldbn::FoldOptions options{*cloneSharedWeights_, *quantizedWeights_};
     for (Node* bn : batchNorms) {
       result.statistics.add("bn-found");

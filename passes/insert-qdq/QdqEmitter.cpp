@@ -23,7 +23,8 @@ Node* makeNode(Graph& graph, const std::string& opType, const std::string& baseN
 
 // Scales take the type of the tensor they quantize: DequantizeLinear yields the scale's type, so
 // a float16 model stays float16 through its Q/DQ pairs (opset 19 allows it).
-Tensor scaleTensor(DataType floatType, std::vector<int64_t> dims, const std::vector<float>& scales) {
+Tensor scaleTensor(DataType floatType, std::vector<int64_t> dims,
+                   const std::vector<float>& scales) {
   if (floatType == DataType::Float) return Tensor::fromFloats(std::move(dims), scales);
   std::vector<double> values(scales.begin(), scales.end());
   return Tensor::fromDoubles(floatType, std::move(dims), values);
@@ -33,7 +34,8 @@ Tensor scaleTensor(DataType floatType, std::vector<int64_t> dims, const std::vec
 
 DataType floatTypeOf(const Value* value) {
   const ValueType& type = value->type();
-  if (type.isTensor() && (type.elemType == DataType::Float16 || type.elemType == DataType::BFloat16)) {
+  if (type.isTensor() &&
+      (type.elemType == DataType::Float16 || type.elemType == DataType::BFloat16)) {
     return type.elemType;
   }
   return DataType::Float;

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../fold-constants/ConstantCone.h"
 #include "../fold-constants/ConstantValue.h"
 #include "CommutingOps.h"
 #include "QuantParams.h"
@@ -51,6 +52,9 @@ class PropagateScalesPass : public Pass {
     }
     opset_ = model.opsetVersion("").value_or(1);
     refusals_.clear();
+    // Scales that QAT exports compute in the graph become the constants they always are, so
+    // pairs that read them can move and unify like any other.
+    result.statistics["parameters-folded"] = fold::foldQdqParameterCones(model, result);
     Graph& graph = model.graph();
     bool changed = true;
     int round = 0;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "../fold-constants/ConstantCone.h"
 #include "ObservedRanges.h"
 #include "QuantRange.h"
 #include "Stripper.h"
@@ -56,6 +57,8 @@ class StripQdqPass : public Pass {
           "dequantize-kept", "integer-ops-left"}) {
       result.statistics[counter] = 0;
     }
+    // Scales that QAT exports compute in the graph become the constants they always are.
+    result.statistics["parameters-folded"] = fold::foldQdqParameterCones(model, result);
     std::vector<Node*> dequantizes;
     std::vector<Node*> integerOps;
     model.graph().walk([&](Node* node) {

@@ -114,10 +114,10 @@ void Converter::convertNode(Node& node) {
   if (!convert) {
     if (touchesFloat && node.opType() != "Constant") {
       const std::optional<std::string> outOfRange = outOfRangeConstant(node);
-      result_.missed(node.describe(),
-                     outOfRange            ? fmt::format("kept in float32: {}", *outOfRange)
-                     : node.domain().empty() ? "kept in float32 (blocked op type or node name)"
-                                             : "kept in float32 (an op outside the ONNX domain)");
+      result_.missed(node.describe(), outOfRange ? fmt::format("kept in float32: {}", *outOfRange)
+                                      : node.domain().empty()
+                                          ? "kept in float32 (blocked op type or node name)"
+                                          : "kept in float32 (an op outside the ONNX domain)");
       result_.statistics.add("nodes-kept-float32");
     }
     return;
