@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/Precision.h"
-#include "qopt/analysis/TensorInfo.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::checktrt {
@@ -33,11 +32,6 @@ constexpr std::array<std::string_view, 4> kWeightedOps = {"Conv", "ConvTranspose
                                                           "MatMul"};
 constexpr std::array<std::string_view, 4> kFusingOps = {"Add", "AveragePool", "GlobalAveragePool",
                                                         "QuantizeLinear"};
-// Ops TensorRT moves a DequantizeLinear forward across.
-constexpr std::array<std::string_view, 16> kCommutingOps = {
-    "Reshape",       "Transpose", "Flatten",      "Squeeze",     "Unsqueeze", "MaxPool",
-    "GlobalMaxPool", "Slice",     "Gather",       "Pad",         "Identity",  "Concat",
-    "Split",         "Expand",    "SpaceToDepth", "DepthToSpace"};
 
 bool feedsQuantizable(const Value* value, int depth) {
   if (depth > kMaxWalk) return false;
@@ -45,7 +39,7 @@ bool feedsQuantizable(const Value* value, int depth) {
     const Node& user = *use.user;
     if (isOneOf(user, kWeightedOps) && use.index <= 1) return true;
     if (isOneOf(user, kFusingOps)) return true;
-    if (isOneOf(user, kCommutingOps)) {
+    if (analysis::commutesWithQuantization(user)) {
       for (const Value* out : user.outputs()) {
         if (feedsQuantizable(out, depth + 1)) return true;
       }
@@ -75,10 +69,9 @@ std::string listNames(const std::vector<std::string>& names) {
   return text;
 }
 
-void checkLayers(const Graph& graph, PlacementSummary& summary, std::vector<Finding>& findings) {
-  // Declared types only: running the model for shapes is not needed to tell precisions apart.
-  const analysis::TensorInfoMap declared;
-  for (const analysis::LayerInfo& layer : analysis::classifyLayers(graph, declared)) {
+void checkLayers(const analysis::PrecisionReport& precisions, PlacementSummary& summary,
+                 std::vector<Finding>& findings) {
+  for (const analysis::LayerInfo& layer : precisions.layers) {
     const Node& node = *layer.node;
     if (!isOneOf(node, kWeightedOps)) {
       std::string cause =
@@ -144,14 +137,15 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
 
 }  // namespace
 
-PlacementSummary checkPlacement(const Graph& graph, std::vector<Finding>& findings) {
+PlacementSummary checkPlacement(const Graph& graph, const analysis::PrecisionReport& precisions,
+                                std::vector<Finding>& findings) {
   PlacementSummary summary;
   graph.walk([&](const Node* node) {
     if (node->domain().empty() && (node->is("QuantizeLinear") || node->is("DequantizeLinear"))) {
       summary.hasQdq = true;
     }
   });
-  checkLayers(graph, summary, findings);
+  checkLayers(precisions, summary, findings);
   checkPairs(graph, findings);
   const int64_t floatCount = static_cast<int64_t>(summary.floatLayers.size());
   if (summary.hasQdq && floatCount > summary.int8Layers) {

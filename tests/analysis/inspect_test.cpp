@@ -34,7 +34,8 @@ g (float[1,2,4,4] x, float[1,8] f) => (float[1,4,4,4] conv, float[1,4] gemm, flo
 TEST(InspectTest, SummaryCountsLayersAndMacsByPrecision) {
   auto model = parse(kModel);
   InspectResult r = inspectGraph(model->graph());
-  EXPECT_EQ(r.shapeSource, "interpreter");
+  EXPECT_EQ(r.shapes.origin, "declared");
+  EXPECT_EQ(r.shapes.failure, "");
   ASSERT_EQ(r.layers.size(), 3u);
   EXPECT_EQ(r.int8.layers, 1);
   EXPECT_EQ(r.fp32.layers, 1);
@@ -86,7 +87,7 @@ g (float[2,3] a) => (float[2,4] y)
 }
 )");
   InspectResult r = inspectGraph(model->graph());
-  EXPECT_NE(r.shapeSource.find("declared shapes only"), std::string::npos);
+  EXPECT_NE(r.shapes.failure.find("Mystery"), std::string::npos);
   ASSERT_EQ(r.layers.size(), 1u);
   EXPECT_FALSE(r.layers[0].macs.has_value());
   EXPECT_EQ(r.layersWithoutMacs, 1);

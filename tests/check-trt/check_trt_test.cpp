@@ -19,7 +19,7 @@ namespace {
 std::vector<Finding> checkAll(const Model& model, TrtVersion version) {
   std::vector<Finding> findings;
   checkQdqNodes(model, version, findings);
-  checkPlacement(model.graph(), findings);
+  checkPlacement(model.graph(), analysis::reportPrecisions(model.graph()), findings);
   return findings;
 }
 
@@ -147,7 +147,8 @@ g (float[1,8] f) => (float[1,4] a, float[1,4] b, float[1,4] c)
 }
 )");
   std::vector<Finding> findings;
-  PlacementSummary summary = checkPlacement(model->graph(), findings);
+  PlacementSummary summary =
+      checkPlacement(model->graph(), analysis::reportPrecisions(model->graph()), findings);
   EXPECT_EQ(summary.weightedLayers, 3);
   EXPECT_EQ(summary.int8Layers, 1);
   EXPECT_EQ(summary.floatLayers, (std::vector<std::string>{"b", "c"}));
