@@ -52,7 +52,12 @@ ShapeRequest ShapeRequest::from(const PassContext& context) {
 
 ObservedShapes observeShapes(const Graph& graph, const ShapeRequest& request) {
   ObservedShapes shapes;
-  std::vector<InputSpec> specs = inputSpecs(graph, request.inputShapes);
+  std::vector<InputSpec> specs;
+  try {
+    specs = inputSpecs(graph, request.inputShapes);
+  } catch (const Error& e) {
+    throw e.withFile(graph.model().sourcePath);
+  }
   std::vector<Sample> samples;
   if (!request.calibData.empty()) {
     shapes.origin = "calib:" + request.calibData;
