@@ -227,6 +227,12 @@ bool isComputeOp(const Node& node) {
   return isIn(node, kOps);
 }
 
+bool isWeightedOp(const Node& node) {
+  static constexpr std::array<std::string_view, 4> kOps = {"Conv", "ConvTranspose", "Gemm",
+                                                           "MatMul"};
+  return isIn(node, kOps);
+}
+
 std::optional<size_t> weightInputIndex(const Node& node) {
   if (node.is("Conv") || node.is("ConvTranspose") || node.is("ConvInteger")) return 1;
   if (node.is("QLinearConv")) return 3;
@@ -276,7 +282,7 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
   std::optional<size_t> weightIndex = weightInputIndex(node);
   if (weightIndex) layer.weightValue = node.input(*weightIndex);
 
-  if (!node.is("Conv") && !node.is("ConvTranspose") && !node.is("Gemm") && !node.is("MatMul")) {
+  if (!isWeightedOp(node)) {
     // QOperator / integer ops compute in integers by definition.
     layer.precision = Precision::Int8;
     layer.reason = "integer operator";

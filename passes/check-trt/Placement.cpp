@@ -25,11 +25,9 @@ bool isOneOf(const Node& node, std::span<const std::string_view> ops) {
   return false;
 }
 
-// Ops that read a dequantized tensor and run in INT8 with it (weighted ops on their data or
-// weight input), or fuse it (a residual Add into the Conv before it, pooling that TensorRT runs
-// quantized), or re-quantize it.
-constexpr std::array<std::string_view, 4> kWeightedOps = {"Conv", "ConvTranspose", "Gemm",
-                                                          "MatMul"};
+// Besides weighted ops (on their data or weight input), the ops that use a dequantized tensor
+// in INT8: they fuse it (a residual Add into the Conv before it, pooling that TensorRT runs
+// quantized) or re-quantize it.
 constexpr std::array<std::string_view, 4> kFusingOps = {"Add", "AveragePool", "GlobalAveragePool",
                                                         "QuantizeLinear"};
 
@@ -37,7 +35,7 @@ bool feedsQuantizable(const Value* value, int depth) {
   if (depth > kMaxWalk) return false;
   for (const Use& use : value->uses()) {
     const Node& user = *use.user;
-    if (isOneOf(user, kWeightedOps) && use.index <= 1) return true;
+    if (analysis::isWeightedOp(user) && use.index <= 1) return true;
     if (isOneOf(user, kFusingOps)) return true;
     if (analysis::commutesWithQuantization(user)) {
       for (const Value* out : user.outputs()) {
@@ -73,7 +71,7 @@ void checkLayers(const analysis::PrecisionReport& precisions, PlacementSummary& 
                  std::vector<Finding>& findings) {
   for (const analysis::LayerInfo& layer : precisions.layers) {
     const Node& node = *layer.node;
-    if (!isOneOf(node, kWeightedOps)) {
+    if (!analysis::isWeightedOp(node)) {
       std::string cause =
           layer.notes.empty() ? node.opType() + " is a QOperator op" : layer.notes.front();
       const Node* producer = node.input(0) ? node.input(0)->producer() : nullptr;
@@ -113,7 +111,7 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
     if (feedsQuantizable(dq->output(0), 0)) continue;
     const std::string readers = describeReaders(dq->output(0));
     const Node* producer = q->input(0)->producer();
-    if (producer != nullptr && isOneOf(*producer, kWeightedOps)) {
+    if (producer != nullptr && analysis::isWeightedOp(*producer)) {
       findings.push_back(makeFinding(
           Severity::Warning, "q-on-weighted-output", *q,
           fmt::format("quantizes the output of {} '{}', and its DequantizeLinear '{}' feeds {}, "

@@ -72,6 +72,10 @@ bool commutesWithQuantization(const Node& node);
 /// ConvInteger, MatMulInteger): the ops whose cost is multiply-accumulates.
 bool isComputeOp(const Node& node);
 
+/// Conv, ConvTranspose, Gemm, MatMul: the float compute ops that TensorRT runs in INT8 when
+/// their inputs come through DequantizeLinear.
+bool isWeightedOp(const Node& node);
+
 /// The input index holding the weight, or nullopt (MatMul whose second input is not constant).
 std::optional<size_t> weightInputIndex(const Node& node);
 
