@@ -20,7 +20,8 @@ std::string dimLabel(const AssumedDim& dim) {
   return dim.name.empty() ? fmt::format("dim {}", dim.axis) : dim.name;
 }
 
-// The open dims of the inputs that `specs` still leaves open, which the run sets to 1.
+// Dims that neither the model nor --input-shapes fixes, with the size the generated inputs gave
+// them: the MACs rest on these, so reports must name them.
 void recordAssumptions(const Graph& graph, std::span<const InputSpec> specs,
                        ObservedShapes& shapes) {
   for (const InputSpec& spec : specs) {
@@ -28,10 +29,12 @@ void recordAssumptions(const Graph& graph, std::span<const InputSpec> specs,
       shapes.unshapedInputs.push_back(spec.name);
       continue;
     }
+    const std::vector<int64_t>& ran = shapes.inputs[spec.name];
     for (size_t axis = 0; axis < spec.dims.size(); ++axis) {
       if (spec.dims[axis]) continue;
       const Dim* dim = declaredDim(graph, spec.name, axis);
-      shapes.assumed.push_back({spec.name, axis, dim ? dim->param : std::string(), 1});
+      shapes.assumed.push_back(
+          {spec.name, axis, dim ? dim->param : std::string(), axis < ran.size() ? ran[axis] : 1});
     }
   }
 }
@@ -61,16 +64,16 @@ ObservedShapes observeShapes(const Graph& graph, const ShapeRequest& request) {
   std::vector<Sample> samples;
   if (!request.calibData.empty()) {
     shapes.origin = "calib:" + request.calibData;
-    samples = calibrationSample(request.calibData, std::move(specs));
+    samples = calibrationSample(request.calibData, specs);
   } else {
     shapes.origin = request.inputShapes.empty() ? "declared" : "input-shapes";
-    recordAssumptions(graph, specs, shapes);
     samples = randomSamples(specs, 1, request.seed);
   }
   for (const auto& [name, array] : samples.front().inputs) {
     const interp::Shape& dims = array.shape();
     shapes.inputs[name] = std::vector<int64_t>(dims.begin(), dims.end());
   }
+  if (request.calibData.empty()) recordAssumptions(graph, specs, shapes);
   shapes.info = observeTensorInfo(graph, samples.front().inputs, &shapes.failure);
   return shapes;
 }
