@@ -9,7 +9,7 @@ namespace qopt {
 void writeHtmlReport(const std::string& path, const Json& report, const Model& model,
                      const PassContext& context) {
   analysis::InspectResult inspected =
-      analysis::inspectGraph(model.graph(), context.data.inputShapes, context.seed);
+      analysis::inspectGraph(model.graph(), analysis::ShapeRequest::from(context));
   Json inspect = analysis::inspectJson(inspected);
   writeFileAtomically(path, analysis::renderHtmlReport(report, &inspect));
 }

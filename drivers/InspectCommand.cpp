@@ -25,11 +25,14 @@ constexpr const char* kInspectHelp =
     "on TensorRT (INT8 through Q/DQ on its input and weight, FP16 when its float inputs are\n"
     "float16, else FP32) with the weight type, per-channel or per-tensor scales, the scale range\n"
     "and why a layer stays in float; then the share of multiply-accumulates in INT8. Shapes come\n"
-    "from one run of the reference interpreter on random inputs.\n"
+    "from one run of the reference interpreter on inputs of the shapes --input-shapes gives,\n"
+    "else of the first --calib-data sample, else of the declared shapes with open dims set to 1\n"
+    "(named in the output).\n"
     "\n"
     "options:\n"
     "  --json                 Print JSON instead of the table\n"
     "  --input-shapes=<spec>  Fix dynamic input dims: name:1x3x224x224,other:1x10\n"
+    "  --calib-data=<path>    Count MACs at the shapes of this data's first sample\n"
     "  --seed=<n>             Seed of the random inputs (default 0)\n"
     "  --max-model-bytes=<n>  Largest model file read (default: no limit besides 2 GiB)\n"
     "  --max-nesting-depth=<n>        Deepest subgraph nesting accepted, 1-1024 (default 64)\n"
@@ -46,6 +49,7 @@ struct InspectOptions {
   bool json = false;
   bool help = false;
   std::string inputShapes;
+  std::string calibData;
   uint64_t seed = 0;
   LoadOptions load;
   uint64_t maxTensorBytes = 0;  // 0: the interpreter's default
@@ -67,6 +71,7 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
   InspectOptions options;
   static const std::vector<std::string> kFlags = {"json",
                                                   "input-shapes",
+                                                  "calib-data",
                                                   "seed",
                                                   "help",
                                                   "max-model-bytes",
@@ -103,6 +108,9 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
     } else if (body == "input-shapes") {
       needValue();
       options.inputShapes = value;
+    } else if (body == "calib-data") {
+      needValue();
+      options.calibData = value;
     } else if (body == "seed") {
       needValue();
       options.seed = numberOption(body, value, 0, UINT64_MAX);
@@ -135,13 +143,15 @@ int runInspectCommand(int argc, char** argv, std::ostream& out, std::ostream&) {
     return kExitOk;
   }
   if (options.model.empty()) throw usage("qopt inspect: missing MODEL (see qopt inspect --help)");
-  std::vector<InputShape> shapes;
-  if (!options.inputShapes.empty()) shapes = parseInputShapes(options.inputShapes);
+  analysis::ShapeRequest request;
+  if (!options.inputShapes.empty()) request.inputShapes = parseInputShapes(options.inputShapes);
+  request.calibData = options.calibData;
+  request.seed = options.seed;
   std::unique_ptr<Model> model = loadModelAnyFormat(options.model, options.load);
   if (options.maxTensorBytes != 0) interp::setDefaultMaxTensorBytes(options.maxTensorBytes);
   analysis::InspectResult result;
   try {
-    result = analysis::inspectGraph(model->graph(), shapes, options.seed);
+    result = analysis::inspectGraph(model->graph(), request);
   } catch (const Error& e) {
     throw e.withFile(options.model);
   }

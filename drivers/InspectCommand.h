@@ -1,5 +1,5 @@
-// `qopt inspect MODEL [--json] [--input-shapes=...] [--seed=N]`: the precision each compute layer
-// will run in on TensorRT, as a table or JSON on stdout.
+// `qopt inspect MODEL [--json] [--input-shapes=...] [--calib-data=...] [--seed=N]`: the
+// precision each compute layer will run in on TensorRT, as a table or JSON on stdout.
 #pragma once
 
 #include <iosfwd>

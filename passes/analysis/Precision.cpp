@@ -78,8 +78,9 @@ DequantizedInput describeDequantize(const Node& dq) {
   return in;
 }
 
-std::optional<DequantizedInput> findFrom(const Value* value, int depth) {
+std::optional<DequantizedInput> findFrom(const Value* value, int depth, bool acrossCasts) {
   std::vector<const Node*> crossed;
+  const Node* cast = nullptr;
   const Value* v = value;
   for (; v != nullptr && depth < kMaxWalk; ++depth) {
     const Node* producer = v->producer();
@@ -87,19 +88,25 @@ std::optional<DequantizedInput> findFrom(const Value* value, int depth) {
     if (producer->is("DequantizeLinear")) {
       DequantizedInput in = describeDequantize(*producer);
       in.crossed = std::move(crossed);
+      in.cast = cast;
       return in;
     }
-    if (!isIn(*producer, kCommutingOps)) return std::nullopt;
+    const bool isCast = acrossCasts && producer->is("Cast");
+    if (!isCast && !isIn(*producer, kCommutingOps)) return std::nullopt;
     crossed.insert(crossed.begin(), producer);
+    // Walking backwards, the last Cast met is the one nearest the DequantizeLinear.
+    if (isCast) cast = producer;
     if (producer->is("Concat")) {
       std::optional<DequantizedInput> first;
       for (const Value* in : producer->inputs()) {
-        std::optional<DequantizedInput> found = findFrom(in, depth + 1);
+        std::optional<DequantizedInput> found = findFrom(in, depth + 1, acrossCasts);
         if (!found) return std::nullopt;
+        if (found->cast != nullptr) cast = found->cast;
         if (!first) first = std::move(found);
       }
       if (!first) return std::nullopt;
       first->crossed.insert(first->crossed.end(), crossed.begin(), crossed.end());
+      first->cast = cast;
       return first;
     }
     v = producer->input(0);
@@ -154,6 +161,24 @@ std::string notIntegerReason(const DequantizedInput& in, const Value* value) {
                      valueLabel(value), dataTypeName(in.quantizedType));
 }
 
+std::string castTargetName(const Node& cast) {
+  std::optional<DataType> to = dataTypeFromInt(cast.attrInt("to", 0));
+  return to ? std::string(dataTypeName(*to)) : "an unknown type";
+}
+
+std::string castReason(const DequantizedInput& in, const Value* value) {
+  return fmt::format(
+      "{} comes through DequantizeLinear '{}' and then Cast '{}' to {}: TensorRT does not fuse "
+      "a DequantizeLinear into the layer across a Cast, so the layer runs in float",
+      valueLabel(value), layerName(*in.dequantize), layerName(*in.cast), castTargetName(*in.cast));
+}
+
+// Whether TensorRT runs the layer in INT8 with this input: 8-bit (or narrower) integers
+// dequantized right before it, with nothing but commuting ops in between.
+bool fusesAsInt8(const std::optional<DequantizedInput>& in) {
+  return in && in->cast == nullptr && in->isInteger8OrNarrower();
+}
+
 }  // namespace
 
 std::string_view precisionName(Precision precision) {
@@ -181,7 +206,15 @@ bool DequantizedInput::isInteger8OrNarrower() const {
 }
 
 std::optional<DequantizedInput> findDequantizedInput(const Value* value) {
-  return findFrom(value, 0);
+  return findFrom(value, 0, false);
+}
+
+std::optional<DequantizedInput> findDequantizedInputAcrossCasts(const Value* value) {
+  return findFrom(value, 0, true);
+}
+
+bool commutesWithQuantization(const Node& node) {
+  return isIn(node, kCommutingOps);
 }
 
 bool isBuildTimeConstant(const Value* value) {
@@ -192,6 +225,12 @@ bool isComputeOp(const Node& node) {
   static constexpr std::array<std::string_view, 8> kOps = {
       "Conv",        "ConvTranspose", "Gemm",        "MatMul",
       "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger"};
+  return isIn(node, kOps);
+}
+
+bool isWeightedOp(const Node& node) {
+  static constexpr std::array<std::string_view, 4> kOps = {"Conv", "ConvTranspose", "Gemm",
+                                                           "MatMul"};
   return isIn(node, kOps);
 }
 
@@ -244,7 +283,7 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
   std::optional<size_t> weightIndex = weightInputIndex(node);
   if (weightIndex) layer.weightValue = node.input(*weightIndex);
 
-  if (!node.is("Conv") && !node.is("ConvTranspose") && !node.is("Gemm") && !node.is("MatMul")) {
+  if (!isWeightedOp(node)) {
     // QOperator / integer ops compute in integers by definition.
     layer.precision = Precision::Int8;
     layer.reason = "integer operator";
@@ -257,15 +296,15 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
 
   const Value* data = node.input(0);
   const Value* second = node.input(1);
-  layer.activation = findDequantizedInput(data);
-  layer.weight = findDequantizedInput(second);
+  layer.activation = findDequantizedInputAcrossCasts(data);
+  layer.weight = findDequantizedInputAcrossCasts(second);
   if (layer.weightValue) {
     layer.weightType = layer.weight && layer.weight->constantData
                            ? layer.weight->quantizedType
                            : info.find(layer.weightValue).type;
   }
-  const bool actInt = layer.activation && layer.activation->isInteger8OrNarrower();
-  const bool weightInt = layer.weight && layer.weight->isInteger8OrNarrower();
+  const bool actInt = fusesAsInt8(layer.activation);
+  const bool weightInt = fusesAsInt8(layer.weight);
   if (actInt && weightInt) {
     layer.precision = Precision::Int8;
     layer.reason = weightIndex ? "input and weight come through DequantizeLinear"
@@ -281,7 +320,11 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
   }
 
   const std::string secondRole = weightIndex ? "weight" : "input";
-  if (layer.activation && !actInt) {
+  if (layer.activation && layer.activation->cast) {
+    layer.reason = castReason(*layer.activation, data);
+  } else if (layer.weight && layer.weight->cast) {
+    layer.reason = castReason(*layer.weight, second);
+  } else if (layer.activation && !actInt) {
     layer.reason = notIntegerReason(*layer.activation, data);
   } else if (layer.weight && !weightInt) {
     layer.reason = notIntegerReason(*layer.weight, second);

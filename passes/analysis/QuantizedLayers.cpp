@@ -75,9 +75,7 @@ std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph) {
   std::vector<QuantizedLayer> layers;
   size_t position = 0;
   for (Node* node : graph.nodes()) {
-    bool floatOp =
-        node->is("Conv") || node->is("ConvTranspose") || node->is("Gemm") || node->is("MatMul");
-    if (floatOp && weightInputIndex(*node) && readsDequantize(*node)) {
+    if (isWeightedOp(*node) && weightInputIndex(*node) && readsDequantize(*node)) {
       layers.push_back({node, position, layerName(*node)});
     }
     ++position;

@@ -46,6 +46,11 @@ TensorInfo TensorInfoMap::find(const Value* value) const {
     info.type = type.elemType;
     info.shape = type.staticShape();
   }
+  // Passes insert Casts without declaring their outputs' types; the Cast itself says the type.
+  const Node* producer = value->producer();
+  if (info.type == DataType::Undefined && producer != nullptr && producer->is("Cast")) {
+    if (std::optional<DataType> to = dataTypeFromInt(producer->attrInt("to", 0))) info.type = *to;
+  }
   return info;
 }
 

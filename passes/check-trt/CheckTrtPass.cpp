@@ -10,6 +10,7 @@
 #include "Finding.h"
 #include "Placement.h"
 #include "QdqChecks.h"
+#include "qopt/analysis/PrecisionReport.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
@@ -38,14 +39,20 @@ class CheckTrtPass : public Pass {
 
   PassResult run(Model& model, PassContext& context) override {
     const TrtVersion version = resolveVersion(context);
+    // The same classification and MAC count as `qopt inspect`, at the shapes the user gave.
+    const analysis::PrecisionReport precisions =
+        analysis::reportPrecisions(model.graph(), analysis::ShapeRequest::from(context));
     std::vector<Finding> findings;
     checktrt::checkQdqNodes(model, version, findings);
-    const checktrt::PlacementSummary placement = checktrt::checkPlacement(model.graph(), findings);
+    const checktrt::PlacementSummary placement =
+        checktrt::checkPlacement(model.graph(), precisions, findings);
     const std::string flags = checktrt::buildFlagsText(version, placement);
     const checktrt::FindingCounts counts = checktrt::countFindings(findings);
 
-    context.diagnostics().report(reportText(version, findings, counts, placement, flags));
-    context.results()["check-trt"] = resultsJson(version, findings, counts, placement, flags);
+    context.diagnostics().report(
+        reportText(version, findings, counts, placement, precisions, flags));
+    context.results()["check-trt"] =
+        resultsJson(version, findings, counts, placement, precisions, flags);
 
     PassResult result;
     result.statistics["errors"] = counts.errors;
@@ -69,6 +76,7 @@ class CheckTrtPass : public Pass {
   static std::string reportText(const TrtVersion& version, const std::vector<Finding>& findings,
                                 const checktrt::FindingCounts& counts,
                                 const checktrt::PlacementSummary& placement,
+                                const analysis::PrecisionReport& precisions,
                                 const std::string& flags) {
     std::string text = fmt::format("qopt: check-trt: TensorRT {}: {}, {}, {}\n", version.str(),
                                    checktrt::countOf(counts.errors, "error"),
@@ -82,12 +90,17 @@ class CheckTrtPass : public Pass {
     }
     text += "placement: " + checktrt::placementText(placement) + "\n";
     text += "build flags: " + flags + "\n";
+    text += "precision: " + analysis::precisionSummaryLine(precisions) + "\n";
+    for (const std::string& caveat : analysis::precisionCaveats(precisions)) {
+      text += caveat + "\n";
+    }
     return text;
   }
 
   static Json resultsJson(const TrtVersion& version, const std::vector<Finding>& findings,
                           const checktrt::FindingCounts& counts,
-                          const checktrt::PlacementSummary& placement, const std::string& flags) {
+                          const checktrt::PlacementSummary& placement,
+                          const analysis::PrecisionReport& precisions, const std::string& flags) {
     Json json = Json::object();
     json.append("tensorrt", version.str());
     json.append("errors", counts.errors);
@@ -107,6 +120,7 @@ class CheckTrtPass : public Pass {
     layers.append("float", std::move(floatNames));
     json.append("layers", std::move(layers));
     json.append("build-flags", flags);
+    json.append("precision", analysis::precisionSummaryJson(precisions));
     return json;
   }
 

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/Precision.h"
-#include "qopt/analysis/TensorInfo.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::checktrt {
@@ -26,26 +25,19 @@ bool isOneOf(const Node& node, std::span<const std::string_view> ops) {
   return false;
 }
 
-// Ops that read a dequantized tensor and run in INT8 with it (weighted ops on their data or
-// weight input), or fuse it (a residual Add into the Conv before it, pooling that TensorRT runs
-// quantized), or re-quantize it.
-constexpr std::array<std::string_view, 4> kWeightedOps = {"Conv", "ConvTranspose", "Gemm",
-                                                          "MatMul"};
+// Besides weighted ops (on their data or weight input), the ops that use a dequantized tensor
+// in INT8: they fuse it (a residual Add into the Conv before it, pooling that TensorRT runs
+// quantized) or re-quantize it.
 constexpr std::array<std::string_view, 4> kFusingOps = {"Add", "AveragePool", "GlobalAveragePool",
                                                         "QuantizeLinear"};
-// Ops TensorRT moves a DequantizeLinear forward across.
-constexpr std::array<std::string_view, 16> kCommutingOps = {
-    "Reshape",       "Transpose", "Flatten",      "Squeeze",     "Unsqueeze", "MaxPool",
-    "GlobalMaxPool", "Slice",     "Gather",       "Pad",         "Identity",  "Concat",
-    "Split",         "Expand",    "SpaceToDepth", "DepthToSpace"};
 
 bool feedsQuantizable(const Value* value, int depth) {
   if (depth > kMaxWalk) return false;
   for (const Use& use : value->uses()) {
     const Node& user = *use.user;
-    if (isOneOf(user, kWeightedOps) && use.index <= 1) return true;
+    if (analysis::isWeightedOp(user) && use.index <= 1) return true;
     if (isOneOf(user, kFusingOps)) return true;
-    if (isOneOf(user, kCommutingOps)) {
+    if (analysis::commutesWithQuantization(user)) {
       for (const Value* out : user.outputs()) {
         if (feedsQuantizable(out, depth + 1)) return true;
       }
@@ -75,12 +67,11 @@ std::string listNames(const std::vector<std::string>& names) {
   return text;
 }
 
-void checkLayers(const Graph& graph, PlacementSummary& summary, std::vector<Finding>& findings) {
-  // Declared types only: running the model for shapes is not needed to tell precisions apart.
-  const analysis::TensorInfoMap declared;
-  for (const analysis::LayerInfo& layer : analysis::classifyLayers(graph, declared)) {
+void checkLayers(const analysis::PrecisionReport& precisions, PlacementSummary& summary,
+                 std::vector<Finding>& findings) {
+  for (const analysis::LayerInfo& layer : precisions.layers) {
     const Node& node = *layer.node;
-    if (!isOneOf(node, kWeightedOps)) {
+    if (!analysis::isWeightedOp(node)) {
       std::string cause =
           layer.notes.empty() ? node.opType() + " is a QOperator op" : layer.notes.front();
       const Node* producer = node.input(0) ? node.input(0)->producer() : nullptr;
@@ -120,7 +111,7 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
     if (feedsQuantizable(dq->output(0), 0)) continue;
     const std::string readers = describeReaders(dq->output(0));
     const Node* producer = q->input(0)->producer();
-    if (producer != nullptr && isOneOf(*producer, kWeightedOps)) {
+    if (producer != nullptr && analysis::isWeightedOp(*producer)) {
       findings.push_back(makeFinding(
           Severity::Warning, "q-on-weighted-output", *q,
           fmt::format("quantizes the output of {} '{}', and its DequantizeLinear '{}' feeds {}, "
@@ -144,14 +135,15 @@ void checkPairs(const Graph& graph, std::vector<Finding>& findings) {
 
 }  // namespace
 
-PlacementSummary checkPlacement(const Graph& graph, std::vector<Finding>& findings) {
+PlacementSummary checkPlacement(const Graph& graph, const analysis::PrecisionReport& precisions,
+                                std::vector<Finding>& findings) {
   PlacementSummary summary;
   graph.walk([&](const Node* node) {
     if (node->domain().empty() && (node->is("QuantizeLinear") || node->is("DequantizeLinear"))) {
       summary.hasQdq = true;
     }
   });
-  checkLayers(graph, summary, findings);
+  checkLayers(precisions, summary, findings);
   checkPairs(graph, findings);
   const int64_t floatCount = static_cast<int64_t>(summary.floatLayers.size());
   if (summary.hasQdq && floatCount > summary.int8Layers) {

@@ -8,10 +8,7 @@
 #include <vector>
 
 #include "Finding.h"
-
-namespace qopt {
-class Graph;
-}
+#include "qopt/analysis/PrecisionReport.h"
 
 namespace qopt::checktrt {
 
@@ -25,10 +22,12 @@ struct PlacementSummary {
   int64_t fp32Layers() const { return static_cast<int64_t>(floatLayers.size()) - fp16Layers; }
 };
 
-/// Classifies every weighted layer of the main graph (analysis::classifyLayer) and appends, in
-/// graph order, findings for QOperator layers, float layers of a Q/DQ model, Q/DQ pairs that
-/// cannot fuse, and a model-level warning when most weighted layers of a Q/DQ model run in float.
-PlacementSummary checkPlacement(const Graph& graph, std::vector<Finding>& findings);
+/// Reads the layers of `graph` as `precisions` classified them (the classification inspect
+/// prints) and appends, in graph order, findings for QOperator layers, float layers of a Q/DQ
+/// model, Q/DQ pairs that cannot fuse, and a model-level warning when most weighted layers of a
+/// Q/DQ model run in float.
+PlacementSummary checkPlacement(const Graph& graph, const analysis::PrecisionReport& precisions,
+                                std::vector<Finding>& findings);
 
 /// "3 of 53 weighted layers run in INT8, 50 in float (FP32: a, b, c, ...)".
 std::string placementText(const PlacementSummary& summary);

@@ -20,7 +20,7 @@ class InspectPass : public Pass {
 
   PassResult run(Model& model, PassContext& context) override {
     analysis::InspectResult inspected =
-        analysis::inspectGraph(model.graph(), context.data.inputShapes, context.seed);
+        analysis::inspectGraph(model.graph(), analysis::ShapeRequest::from(context));
     Json published = analysis::inspectJson(inspected);
     if (!(*key_).empty()) {
       context.results()[*key_] = std::move(published);

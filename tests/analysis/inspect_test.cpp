@@ -34,7 +34,8 @@ g (float[1,2,4,4] x, float[1,8] f) => (float[1,4,4,4] conv, float[1,4] gemm, flo
 TEST(InspectTest, SummaryCountsLayersAndMacsByPrecision) {
   auto model = parse(kModel);
   InspectResult r = inspectGraph(model->graph());
-  EXPECT_EQ(r.shapeSource, "interpreter");
+  EXPECT_EQ(r.shapes.origin, "declared");
+  EXPECT_EQ(r.shapes.failure, "");
   ASSERT_EQ(r.layers.size(), 3u);
   EXPECT_EQ(r.int8.layers, 1);
   EXPECT_EQ(r.fp32.layers, 1);
@@ -75,6 +76,51 @@ TEST(InspectTest, TablePrintsEveryLayerAndTheShare) {
             std::string::npos);
 }
 
+// Dynamic H and W: MACs at the given shapes, by hand: Conv 4*64*32 outputs * 3 = 24576 and
+// Gemm-like MatMul on the pooled [1,4]: 2 outputs * 4 = 8.
+constexpr const char* kDynamicModel = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,3,H,W] x) => (float[1,2] y)
+<float[4,3,1,1] w = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, float[4,2] m = {1, 2, 3, 4, 5, 6, 7, 8}>
+{
+  c = Conv <kernel_shape = [1, 1]> (x, w)
+  p = GlobalAveragePool(c)
+  f = Flatten(p)
+  y = MatMul(f, m)
+}
+)";
+
+TEST(InspectTest, MacsAtTheGivenShapes) {
+  auto model = parse(kDynamicModel);
+  ShapeRequest request;
+  request.inputShapes = {{"x", {1, 3, 64, 32}}};
+  InspectResult r = inspectGraph(model->graph(), request);
+  EXPECT_EQ(r.totalMacs, 24576u + 8u);
+  EXPECT_EQ(r.layers[0].macs, 24576u);
+  EXPECT_TRUE(precisionCaveats(r).empty());
+  Json summary = inspectJson(r)["summary"];
+  EXPECT_EQ(summary["shapes"]["source"], Json("input-shapes"));
+  EXPECT_EQ(summary["shapes"]["assumed"].size(), 0u);
+}
+
+TEST(InspectTest, AssumedDimsAreInTheTableAndTheJson) {
+  auto model = parse(kDynamicModel);
+  InspectResult r = inspectGraph(model->graph());
+  EXPECT_EQ(r.totalMacs, 12u + 8u);  // H = W = 1
+  std::ostringstream out;
+  printInspectTable(r, out);
+  const std::string caveat =
+      "MACs assume H=1, W=1 for input 'x' (dynamic); pass --input-shapes x:1x3x<H>x<W>";
+  EXPECT_NE(out.str().find(caveat), std::string::npos);
+  Json summary = inspectJson(r)["summary"];
+  ASSERT_EQ(summary["shapes"]["assumed"].size(), 2u);
+  EXPECT_EQ(summary["shapes"]["assumed"].asArray()[0]["dim"], Json("H"));
+  EXPECT_EQ(summary["shapes"]["assumed"].asArray()[0]["axis"], Json(2));
+  EXPECT_EQ(summary["shapes"]["inputs"]["x"].size(), 4u);
+  ASSERT_EQ(summary["caveats"].size(), 1u);
+  EXPECT_EQ(summary["caveats"].asArray()[0], Json(caveat));
+}
+
 TEST(InspectTest, UnrunnableModelsFallBackToDeclaredShapes) {
   auto model = parse(R"(
 <ir_version: 8, opset_import: ["" : 17, "custom" : 1]>
@@ -86,7 +132,7 @@ g (float[2,3] a) => (float[2,4] y)
 }
 )");
   InspectResult r = inspectGraph(model->graph());
-  EXPECT_NE(r.shapeSource.find("declared shapes only"), std::string::npos);
+  EXPECT_NE(r.shapes.failure.find("Mystery"), std::string::npos);
   ASSERT_EQ(r.layers.size(), 1u);
   EXPECT_FALSE(r.layers[0].macs.has_value());
   EXPECT_EQ(r.layersWithoutMacs, 1);

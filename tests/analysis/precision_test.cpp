@@ -147,6 +147,47 @@ TEST_F(PrecisionTest, MacsFromObservedShapes) {
   EXPECT_FALSE(countMacs(*producerOf(g, "mm"), observed).has_value());
 }
 
+// What to-fp16 writes after insert-qdq: DequantizeLinear -> Cast(float16) -> Conv on both inputs.
+// TensorRT cannot fuse the DequantizeLinear across the Cast: FP16, with the nodes named; the same
+// with declared types only (the Cast outputs declare nothing), so every caller agrees.
+TEST(PrecisionCastTest, CastBetweenDequantizeAndLayerRunsInFp16) {
+  auto model = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2,4,4] x) => (float16[1,4,4,4] y)
+<int8[4,2,1,1] wq = {1, -2, 3, 4, 5, 6, -7, 8}, float[4] ws = {0.01, 0.02, 0.03, 0.04},
+ float xs = {0.05}, int8 xz = {0}>
+{
+  xq = QuantizeLinear(x, xs, xz)
+  xd = DequantizeLinear(xq, xs, xz)
+  xh = Cast <to = 10> (xd)
+  wd = DequantizeLinear <axis = 0> (wq, ws)
+  wh = Cast <to = 10> (wd)
+  y = Conv <kernel_shape = [1, 1]> (xh, wh)
+}
+)");
+  const Graph& g = model->graph();
+  std::string failure;
+  const TensorInfoMap observed =
+      observeTensorInfo(g, randomSamples(inputSpecs(g), 1, 0)[0].inputs, &failure);
+  ASSERT_EQ(failure, "");
+  const TensorInfoMap declared;
+  for (const TensorInfoMap* info : {&observed, &declared}) {
+    LayerInfo l = classifyLayer(*producerOf(g, "y"), *info);
+    EXPECT_EQ(l.precision, Precision::Fp16);
+    EXPECT_EQ(l.reason,
+              "'xh' comes through DequantizeLinear 'xd' and then Cast 'xh' to FLOAT16: TensorRT "
+              "does not fuse a DequantizeLinear into the layer across a Cast, so the layer runs "
+              "in float; float16 inputs");
+    ASSERT_TRUE(l.activation && l.weight);
+    EXPECT_EQ(l.activation->cast, producerOf(g, "xh"));
+    EXPECT_EQ(l.weight->cast, producerOf(g, "wh"));
+    EXPECT_EQ(l.weightType, DataType::Int8);  // what the file stores
+  }
+  // Callers that bypass Q/DQ (sensitivity) still see no DequantizeLinear right before the layer.
+  EXPECT_FALSE(findDequantizedInput(g.findValue("xh")).has_value());
+  EXPECT_TRUE(findDequantizedInputAcrossCasts(g.findValue("xh")).has_value());
+}
+
 TEST(PrecisionNamesTest, Names) {
   EXPECT_EQ(precisionName(Precision::Int8), "INT8");
   EXPECT_EQ(precisionName(Precision::Fp16), "FP16");

@@ -19,7 +19,7 @@ namespace {
 std::vector<Finding> checkAll(const Model& model, TrtVersion version) {
   std::vector<Finding> findings;
   checkQdqNodes(model, version, findings);
-  checkPlacement(model.graph(), findings);
+  checkPlacement(model.graph(), analysis::reportPrecisions(model.graph()), findings);
   return findings;
 }
 
@@ -147,13 +147,51 @@ g (float[1,8] f) => (float[1,4] a, float[1,4] b, float[1,4] c)
 }
 )");
   std::vector<Finding> findings;
-  PlacementSummary summary = checkPlacement(model->graph(), findings);
+  PlacementSummary summary =
+      checkPlacement(model->graph(), analysis::reportPrecisions(model->graph()), findings);
   EXPECT_EQ(summary.weightedLayers, 3);
   EXPECT_EQ(summary.int8Layers, 1);
   EXPECT_EQ(summary.floatLayers, (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(ids(findings),
             (std::vector<std::string>{"float-layer@b", "float-layer@c", "mostly-float@"}));
   EXPECT_EQ(placementText(summary), "1 of 3 weighted layers run in INT8, 2 in float: b, c");
+}
+
+// check-trt counts what the shared classification says, so its summary and inspect's agree; a
+// Cast between DequantizeLinear and the layer makes the layer FP16, named as a float layer.
+TEST(CheckTrt, PlacementCountsWhatInspectCounts) {
+  auto model = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,8] f) => (float16[1,4] a, float[1,4] b)
+<int8[4,8] wq = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 6, 7, 8,
+                 1, 2, 3, 4, 5, 6, 7, 8},
+ float xs = {0.05}, int8 xz = {0}>
+{
+  fq = QuantizeLinear(f, xs, xz)
+  fd = DequantizeLinear(fq, xs, xz)
+  fh = Cast <to = 10> (fd)
+  wd = DequantizeLinear(wq, xs, xz)
+  wh = Cast <to = 10> (wd)
+  a = Gemm <transB = 1> (fh, wh)
+  b = Gemm <transB = 1> (fd, wd)
+}
+)",
+                              "test");
+  const analysis::PrecisionReport report = analysis::reportPrecisions(model->graph());
+  std::vector<Finding> findings;
+  PlacementSummary summary = checkPlacement(model->graph(), report, findings);
+  EXPECT_EQ(summary.int8Layers, report.int8.layers);
+  EXPECT_EQ(summary.fp16Layers, report.fp16.layers);
+  EXPECT_EQ(summary.fp32Layers(), report.fp32.layers);
+  EXPECT_EQ(summary.int8Layers, 1);
+  EXPECT_EQ(summary.fp16Layers, 1);
+  EXPECT_EQ(placementText(summary),
+            "1 of 2 weighted layers run in INT8, 1 in float (1 FP16, 0 FP32): a");
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "float-layer");
+  EXPECT_NE(findings[0].cause.find("runs in FP16: 'fh' comes through DequantizeLinear 'fd' and "
+                                   "then Cast 'fh' to FLOAT16"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 // DequantizeLinear of 8-bit (or narrower) integers, directly or across the ops TensorRT moves a
 // DequantizeLinear over (Reshape, Transpose, MaxPool, Slice, Concat...). Otherwise the layer runs
 // in FP16 when its float inputs are float16 (the types written in the ONNX, as TensorRT 10's
-// strong typing and TensorRT 11 read them) and in FP32 else. See ../shared/TENSORRT.md.
+// strong typing and TensorRT 11 read them) and in FP32 else. A Cast between the
+// DequantizeLinear and the layer (DQ -> Cast(float16) -> Conv) stops the fusion: the layer runs
+// in float on the Cast's type. See ../shared/TENSORRT.md.
 //
-// Shared by inspect, verify's reports, sensitivity and mixed-precision; other passes (strip-qdq,
-// check-trt, insert-qdq) can use findDequantizedInput and classifyLayer directly.
+// This is the one classifier of layer precisions: inspect, check-trt, verify's reports,
+// sensitivity and mixed-precision all read it (PrecisionReport.h adds shapes and totals).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,9 @@ struct DequantizedInput {
   std::optional<bool> zeroPointsZero;
   /// The ops crossed between DequantizeLinear and the layer (TensorRT moves DQ over them).
   std::vector<const Node*> crossed;
+  /// A Cast between DequantizeLinear and the layer (only from findDequantizedInputAcrossCasts):
+  /// TensorRT does not fuse the DequantizeLinear into the layer across it.
+  const Node* cast = nullptr;
 
   bool perChannel() const { return scaleCount > 1; }
   /// 8-bit or narrower integers: what TensorRT runs as INT8 (INT4 weights included).
@@ -55,9 +60,21 @@ struct DequantizedInput {
 /// moves DequantizeLinear across; Concat only when every input is dequantized), or nullopt.
 std::optional<DequantizedInput> findDequantizedInput(const Value* value);
 
+/// findDequantizedInput, also looking through Cast nodes (to-fp16 writes DQ -> Cast -> layer);
+/// `cast` names the Cast nearest the DequantizeLinear when one was crossed.
+std::optional<DequantizedInput> findDequantizedInputAcrossCasts(const Value* value);
+
+/// Reshape, Transpose, MaxPool, Slice, Concat...: the ops TensorRT moves DequantizeLinear
+/// forward across (and QuantizeLinear backward), as they commute with quantization.
+bool commutesWithQuantization(const Node& node);
+
 /// Conv, ConvTranspose, Gemm, MatMul and their integer forms (QLinearConv, QLinearMatMul,
 /// ConvInteger, MatMulInteger): the ops whose cost is multiply-accumulates.
 bool isComputeOp(const Node& node);
+
+/// Conv, ConvTranspose, Gemm, MatMul: the float compute ops that TensorRT runs in INT8 when
+/// their inputs come through DequantizeLinear.
+bool isWeightedOp(const Node& node);
 
 /// The input index holding the weight, or nullopt (MatMul whose second input is not constant).
 std::optional<size_t> weightInputIndex(const Node& node);

@@ -20,7 +20,8 @@ struct TensorInfo {
 
 class TensorInfoMap {
  public:
-  /// What was observed, else what the value's declared type says (possibly nothing).
+  /// What was observed, else what the value's declared type says, else (for a Cast's output)
+  /// the Cast's target type; possibly nothing.
   TensorInfo find(const Value* value) const;
   void record(const Value* value, TensorInfo info) { observed_[value] = std::move(info); }
   bool observedAny() const { return !observed_.empty(); }
