@@ -1,5 +1,5 @@
-// Normalization kernels for inference: BatchNormalization, InstanceNormalization and
-// LayerNormalization (with its optional Mean and InvStdDev outputs).
+// Normalization kernels for inference: BatchNormalization, InstanceNormalization,
+// LayerNormalization (with its optional Mean and InvStdDev outputs) and GroupNormalization.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -227,12 +227,82 @@ void layerNormKernel(KernelContext& ctx) {
   if (wantInvStd) ctx.outputs[2] = std::move(invStdOut);
 }
 
+// Opsets 7 and 8 computed statistics per channel too unless spatial=0 (per element).
+void batchNorm7Kernel(KernelContext& ctx) {
+  if (ctx.node.attrInt("spatial", 1) == 0) {
+    ctx.fail("spatial=0 (statistics per element) is not supported");
+  }
+  batchNormKernel(ctx);
+}
+
+// GroupNormalization: statistics per (batch, group of channels); scale and bias per group at
+// opset 18, per channel from 21.
+void groupNormKernel(KernelContext& ctx, bool perChannel) {
+  const Array& x = ctx.in(0);
+  if (x.rank() < 2)
+    ctx.fail(fmt::format("input must have rank >= 2, got {}", shapeString(x.shape())));
+  const int64_t groups = ctx.node.attrInt("num_groups", 0);
+  const int64_t channels = x.shape()[1];
+  if (groups <= 0 || channels % groups != 0) {
+    ctx.fail(fmt::format("num_groups {} does not divide the {} channels", groups, channels));
+  }
+  const int64_t affine = perChannel ? channels : groups;
+  const std::vector<float> scale = ctx.in(1).toFloatVector();
+  const std::vector<float> bias = ctx.in(2).toFloatVector();
+  if (static_cast<int64_t>(scale.size()) != affine || static_cast<int64_t>(bias.size()) != affine) {
+    ctx.fail(fmt::format("scale and bias must hold {} values (one per {}), got {} and {}", affine,
+                         perChannel ? "channel" : "group", scale.size(), bias.size()));
+  }
+  if (ctx.node.attrInt("stash_type", 1) != 1) ctx.fail("only stash_type 1 (float) is supported");
+  const double epsilon = ctx.node.attrFloat("epsilon", 1e-5f);
+  const int64_t spatial = product(x.shape(), 2);
+  const int64_t perGroup = channels / groups;
+  const int64_t inner = perGroup * spatial;  // one group's contiguous elements
+  const int64_t slices = product(x.shape(), 0, 1) * groups;
+  Array y(x.dataType(), x.shape());
+  dispatchFloat(x.dataType(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    parallelFor(ctx.pool, slices, 1, [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s) {
+        const T* xs = xp + s * inner;
+        double sum = 0;
+        for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(toCompute(xs[i]));
+        const double mean = inner > 0 ? sum / static_cast<double>(inner) : 0.0;
+        double sq = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = static_cast<double>(toCompute(xs[i])) - mean;
+          sq += d * d;
+        }
+        const double invStd =
+            1.0 / std::sqrt((inner > 0 ? sq / static_cast<double>(inner) : 0.0) + epsilon);
+        const int64_t g = s % groups;
+        T* ys = yp + s * inner;
+        for (int64_t c = 0; c < perGroup; ++c) {
+          const size_t k = static_cast<size_t>(perChannel ? g * perGroup + c : g);
+          for (int64_t i = c * spatial; i < (c + 1) * spatial; ++i) {
+            const double v = (static_cast<double>(toCompute(xs[i])) - mean) * invStd;
+            ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v * scale[k] + bias[k]));
+          }
+        }
+      }
+    });
+  });
+  ctx.outputs[0] = std::move(y);
+}
+
 }  // namespace
 
 void registerNormalizationKernels(KernelRegistry& registry) {
+  registry.add("", "BatchNormalization", 7, batchNorm7Kernel);
   registry.add("", "BatchNormalization", 9, batchNormKernel);
   registry.add("", "InstanceNormalization", 6, instanceNormKernel);
   registry.add("", "LayerNormalization", 17, layerNormKernel);
+  registry.add("", "GroupNormalization", 18,
+               [](KernelContext& ctx) { groupNormKernel(ctx, /*perChannel=*/false); });
+  registry.add("", "GroupNormalization", 21,
+               [](KernelContext& ctx) { groupNormKernel(ctx, /*perChannel=*/true); });
 }
 
 }  // namespace qopt::interp

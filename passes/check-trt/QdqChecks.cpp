@@ -325,7 +325,7 @@ class NodeChecker {
              fmt::format("{} scales (per axis) in an opset {} model: per-axis Q/DQ needs opset "
                          "13; TensorRT reads the axis as {}, ONNX Runtime rejects the node",
                          count, opset_, axisGiven ? axis : 0),
-             "convert the model to opset 13 or later");
+             "convert the model to opset 13 or later: qopt -p \"convert-opset{to=13}\"");
       if (!axisGiven) axis = 0;
     }
     if (scaleDims.size() > 1) return;  // blocked quantization (INT4 weights): its own rules

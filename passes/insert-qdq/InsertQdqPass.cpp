@@ -77,15 +77,6 @@ class InsertQdqPass : public Pass {
 
     bool perAxis = false;
     for (const qdq::WeightSite& site : plan.weights) perAxis = perAxis || site.axis >= 0;
-    if (perAxis) {
-      if (std::optional<int64_t> old = qdq::raiseOpset(model, qdq::kPerAxisOpset)) {
-        result.note("model", fmt::format("default opset raised from {} to {} for per-channel "
-                                         "weight scales",
-                                         *old, qdq::kPerAxisOpset));
-        result.statistics["opset-raised"] = 1;
-      }
-    }
-
     bool halfPrecision = false;
     for (const qdq::ActivationSite& site : plan.activations) {
       halfPrecision = halfPrecision || qdq::floatTypeOf(site.value) != DataType::Float;
@@ -93,12 +84,14 @@ class InsertQdqPass : public Pass {
     for (const qdq::WeightSite& site : plan.weights) {
       halfPrecision = halfPrecision || qdq::floatTypeOf(site.weight) != DataType::Float;
     }
-    if (halfPrecision) {
-      if (std::optional<int64_t> old = qdq::raiseOpset(model, qdq::kHalfScaleOpset)) {
-        result.note("model", fmt::format("default opset raised from {} to {} for float16 scales",
-                                         *old, qdq::kHalfScaleOpset));
-        result.statistics["opset-raised"] = 1;
-      }
+    // Per-channel scales need opset 13, float16 scales 19: the model is converted (old ops
+    // rewritten to keep their meaning), and the placement made again on the converted graph.
+    const int64_t needed = halfPrecision ? qdq::kHalfScaleOpset : perAxis ? qdq::kPerAxisOpset : 0;
+    if (needed > 0 &&
+        qdq::raiseOpset(model, needed,
+                        halfPrecision ? "float16 scales" : "per-channel weight scales", result)) {
+      PassResult replanned;  // its remarks repeat the ones given above
+      plan = qdq::planPlacement(graph, placementOptions, replanned);
     }
 
     // Calibrate the unchanged model on exactly the tensors that get Q/DQ.

@@ -147,11 +147,7 @@ class StaticQuantPass : public Pass {
       perAxis = perAxis || weights.back().axis >= 0;
     }
     if (perAxis) {
-      if (std::optional<int64_t> old = qdq::raiseOpset(model, qdq::kPerAxisOpset)) {
-        result.note("model", fmt::format("default opset raised from {} to {} for per-channel "
-                                         "weight scales",
-                                         *old, qdq::kPerAxisOpset));
-      }
+      qdq::raiseOpset(model, qdq::kPerAxisOpset, "per-channel weight scales", result);
     }
 
     quant::CalibratorSpec spec;

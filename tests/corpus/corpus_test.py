@@ -4,6 +4,8 @@ published by others, and the device fixtures) and prints one row per model:
 
   roundtrip   qopt reads and writes the model back: identical bytes, or an equal ModelProto
   interp/ORT  max relative error of qopt's interpreter against ONNX Runtime on the same input
+  convert     `convert-opset{to=21}`, then back to the model's opset: each run by ONNX Runtime,
+              against the original (max relative error)
   PTQ         exit code of `qopt -p fold-bn,insert-qdq,verify --calib-data DIR` (1 = verify
               refused the result, which is a finding, not a failure) and the output SQNR of the
               INT8 model against the float model on qopt's interpreter
@@ -202,7 +204,7 @@ def same_model(a_path, b_path):
     return "equal" if pa == pb else "DIFFERENT"
 
 
-STEPS = ("roundtrip", "interp", "ptq", "strip", "fp16")
+STEPS = ("roundtrip", "interp", "convert", "ptq", "strip", "fp16")
 
 
 class Row:
@@ -257,6 +259,15 @@ def test_model(entry, path, args, work):
     else:
         row.cells["roundtrip"] = f"exit {rc}"
 
+    # ONNX Runtime on the original: the reference of the interpreter and of the conversion.
+    ort_dir = os.path.join(work, "ort")
+    orc, omsg, _ = run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model", path,
+                        "--inputs", sample0, "--outputs", ort_dir, "--optimization", "disabled"])
+    ort = load_outputs(ort_dir, names) if orc == 0 else None
+    if ort is None:
+        row.fail("interp", f"ONNX Runtime could not run it: {omsg}")
+    tolerance = args.rtol_fp16 if "fp16" in entry["name"] else args.rtol
+
     # The interpreter against ONNX Runtime.
     fp32_dir = os.path.join(work, "qopt_fp32")
     rc, msg, _ = run([args.qopt_run, path, "--inputs", sample0, "--outputs", fp32_dir])
@@ -264,21 +275,48 @@ def test_model(entry, path, args, work):
     reference = None
     if rc == 0:
         reference = load_outputs(fp32_dir, names)
-        ort_dir = os.path.join(work, "ort")
-        orc, omsg, _ = run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model", path,
-                            "--inputs", sample0, "--outputs", ort_dir, "--optimization", "disabled"])
-        if orc != 0:
+        if ort is None:
             row.cells["interp/ORT"] = "ORT fails"
-            row.fail("interp", f"ONNX Runtime could not run it: {omsg}")
         else:
-            err = max_error(reference, load_outputs(ort_dir, names))
+            err = max_error(reference, ort)
             row.cells["interp/ORT"] = f"{err:.2g}"
-            tolerance = args.rtol_fp16 if "fp16" in entry["name"] else args.rtol
             if err > tolerance:
                 row.fail("interp", f"interpreter differs from ONNX Runtime: max relative error "
                                    f"{err:.3g} > {tolerance}")
     else:
         row.cells["interp/ORT"] = f"exit {rc}"
+
+    # convert-opset up to 21 and back down to the model's opset: ONNX Runtime gives on each what
+    # it gives on the original.
+    row.cells["convert 21/back (ORT)"] = "-"
+    if isinstance(opset, int) and opset < 21:
+        errors = []
+        source = path
+        for target in (21, opset):
+            converted = os.path.join(work, f"opset{target}.onnx")
+            what = f"convert-opset{{to={target}}}"
+            rc, msg, _ = run([args.qopt, "-q", "-p", what, source, converted])
+            check_exit(row, "convert", rc, msg, what)
+            if rc != 0:
+                row.fail("convert", f"{what} refused: {msg}")
+                errors.append(f"exit {rc}")
+                break
+            source = converted
+            if ort is None:
+                continue
+            out_dir = os.path.join(work, f"ort_opset{target}")
+            orc, omsg, _ = run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model",
+                                converted, "--inputs", sample0, "--outputs", out_dir,
+                                "--optimization", "disabled"])
+            if orc != 0:
+                errors.append("ORT fails")
+                row.fail("convert", f"ONNX Runtime could not run the opset-{target} model: {omsg}")
+                break
+            err = max_error(load_outputs(out_dir, names), ort)
+            errors.append(f"{err:.2g}")
+            if err > tolerance:
+                row.fail("convert", f"the opset-{target} model differs on ONNX Runtime: {err:.3g}")
+        row.cells["convert 21/back (ORT)"] = " / ".join(errors)
 
     quantized = entry.get("quantized", False)
     int8 = os.path.join(work, "int8.onnx")
@@ -333,8 +371,8 @@ def test_model(entry, path, args, work):
     return row
 
 
-COLUMNS = ["model", "exporter", "opset", "roundtrip", "interp/ORT", "PTQ exit", "PTQ s", "INT8 SQNR",
-           "strip: Q/DQ left", "fp16 rel err"]
+COLUMNS = ["model", "exporter", "opset", "roundtrip", "interp/ORT", "convert 21/back (ORT)", "PTQ exit",
+           "PTQ s", "INT8 SQNR", "strip: Q/DQ left", "fp16 rel err"]
 
 
 def print_table(rows):

@@ -21,5 +21,10 @@ for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "HOME"):
 config.substitutions.append(("%qopt-run", os.path.join(config.qopt_bin_dir, "qopt-run")))
 config.substitutions.append(("%qopt", os.path.join(config.qopt_bin_dir, "qopt")))
 config.substitutions.append(("%plugins", config.qopt_test_plugin_dir))
+# %same-on-ort A B...: B... compute what A computes, on ONNX Runtime (tests/ort/same_on_ort.py).
+config.substitutions.append(
+    ("%same-on-ort", "{} {}".format(config.python_executable,
+                                     os.path.join(os.path.dirname(config.test_source_root), "ort",
+                                                  "same_on_ort.py"))))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%testdata", config.onnx_testdata_dir))
