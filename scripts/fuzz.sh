@@ -1,30 +1,25 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, clang-14, address + undefined sanitizers) into build-fuzz
-# (or $QOPT_FUZZ_BUILD_DIR) and runs each for $QOPT_FUZZ_SECONDS (default 60), starting from the
-# seeds in fuzz/corpus/<target>. Prints the executions of every target. A crash, leak, timeout or
-# broken property fails the script and leaves the input in build-fuzz/crashes/<target>/; add it
-# to fuzz/regressions/<target>/ once fixed, where the fuzz-replay-<target> test replays it.
+# Builds the libFuzzer targets (fuzz/, clang-14, address + undefined sanitizers) in the
+# sanitized build that scripts/sanitize.sh also uses, build-asan (or $QOPT_FUZZ_BUILD_DIR), and
+# runs each for $QOPT_FUZZ_SECONDS (default 60), starting from the seeds in fuzz/corpus/<target>.
+# Prints the executions of every target. A crash, leak, timeout or broken property fails the
+# script and leaves the input in BUILD_DIR/crashes/<target>/; add it to fuzz/regressions/<target>/
+# once fixed, where the fuzz-replay-<target> test replays it.
 #
 #   scripts/fuzz.sh [TARGET...]     (default: every target)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BUILD_DIR="${QOPT_FUZZ_BUILD_DIR:-build-fuzz}"
+BUILD_DIR="${QOPT_FUZZ_BUILD_DIR:-${QOPT_ASAN_BUILD_DIR:-build-asan}}"
 SECONDS_PER_TARGET="${QOPT_FUZZ_SECONDS:-60}"
 JOBS="${QOPT_JOBS:-$(nproc)}"
 ALL_TARGETS=(onnx-import pipeline tensor-files calib-cache interpreter)
 TARGETS=("$@")
 if [ "${#TARGETS[@]}" -eq 0 ]; then TARGETS=("${ALL_TARGETS[@]}"); fi
 
-LAUNCHER=()
-if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
-# A build type of its own: -O1 everywhere (the interpreter's -O3 is for release builds only).
-cmake -G Ninja -S . -B "$BUILD_DIR" "${LAUNCHER[@]}" \
-  -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_BUILD_TYPE=Fuzz -DCMAKE_CXX_FLAGS_FUZZ="-O1 -gline-tables-only" \
-  -DQOPT_FUZZ=ON -DQOPT_BUILD_TESTS=OFF -DQOPT_BUILD_BENCH=OFF >/dev/null
+scripts/configure-sanitized.sh "$BUILD_DIR"
 cmake --build "$BUILD_DIR" -j "$JOBS" --target "${TARGETS[@]/#/qopt_fuzz_}"
-# This build alone uses clang and its sanitizer and libFuzzer runtimes (linked implicitly, so
+# This build uses clang and its sanitizer and libFuzzer runtimes (linked implicitly, so
 # named here): install-deps must cover them too.
 /usr/bin/python3 tests/deps/check_install_list.py --build-dir "$BUILD_DIR" --source-dir . \
   --install-deps scripts/install-deps.sh \

@@ -1,24 +1,15 @@
 #!/usr/bin/env bash
 # Builds qopt with AddressSanitizer and UndefinedBehaviorSanitizer into build-asan (or
 # $QOPT_ASAN_BUILD_DIR) and runs the whole test suite under them. Any finding fails: undefined
-# behaviour does not recover, and LeakSanitizer reports leaks at exit.
-#
-# A build type of its own: -O1 everywhere with minimal debug info (fast to build, readable stack
-# traces; the interpreter's -O3 is for release builds) and assertions on; benches are left out.
-# Extra arguments go to ctest (e.g. -R lit).
+# behaviour does not recover, and LeakSanitizer reports leaks at exit. The same build holds the
+# libFuzzer targets that scripts/fuzz.sh runs (scripts/configure-sanitized.sh says how it is
+# configured). Extra arguments go to ctest (e.g. -R lit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${QOPT_ASAN_BUILD_DIR:-build-asan}"
 JOBS="${QOPT_JOBS:-$(nproc)}"
-LAUNCHER=()
-if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
-
-cmake -G Ninja -S . -B "$BUILD_DIR" "${LAUNCHER[@]}" \
-  -DCMAKE_BUILD_TYPE=Sanitize \
-  -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
-  -DQOPT_SANITIZE=address,undefined \
-  -DQOPT_BUILD_BENCH=OFF
+scripts/configure-sanitized.sh "$BUILD_DIR"
 cmake --build "$BUILD_DIR" -j "$JOBS"
 
 # detect_leaks: LeakSanitizer runs at exit of every instrumented process. The suppressions file
