@@ -34,6 +34,27 @@ std::vector<float> channelParam(const KernelContext& ctx, const Array& a, const 
   return a.toFloatVector();
 }
 
+// Mean and (population) variance of n values, in double: the mean first, then the centred
+// sum of squares, which keeps large offsets from cancelling the variance.
+struct Moments {
+  double mean = 0;
+  double variance = 0;
+};
+
+template <class T>
+Moments momentsOf(const T* xs, int64_t n) {
+  if (n <= 0) return {};
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(toCompute(xs[i]));
+  const double mean = sum / static_cast<double>(n);
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(toCompute(xs[i])) - mean;
+    sq += d * d;
+  }
+  return {mean, sq / static_cast<double>(n)};
+}
+
 // y = x * a[c] + b[c] over planes of `inner` elements, c = plane % channels.
 template <class T>
 void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes, int64_t channels,
@@ -106,19 +127,10 @@ void instanceNormKernel(KernelContext& ctx) {
     parallelFor(ctx.pool, planes, 1, [&](int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const T* xs = xp + p * inner;
-        // Two passes in double: the mean first, then the centred variance.
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(toCompute(xs[i]));
-        const double mean = inner > 0 ? sum / static_cast<double>(inner) : 0.0;
-        double sq = 0;
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = static_cast<double>(toCompute(xs[i])) - mean;
-          sq += d * d;
-        }
-        const double var = inner > 0 ? sq / static_cast<double>(inner) : 0.0;
+        const Moments m = momentsOf(xs, inner);
         const size_t c = static_cast<size_t>(p % channels);
-        const double a = scale[c] / std::sqrt(var + epsilon);
-        const double b = bias[c] - mean * a;
+        const double a = scale[c] / std::sqrt(m.variance + epsilon);
+        const double b = bias[c] - m.mean * a;
         T* ys = yp + p * inner;
         for (int64_t i = 0; i < inner; ++i) {
           ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(toCompute(xs[i]) * a + b));
@@ -199,17 +211,9 @@ void layerNormKernel(KernelContext& ctx) {
     parallelFor(ctx.pool, outer, grain, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const T* xs = xp + r * inner;
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(toCompute(xs[i]));
-        const double mean = sum / static_cast<double>(inner);
-        double sq = 0;
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = static_cast<double>(toCompute(xs[i])) - mean;
-          sq += d * d;
-        }
-        const float meanF = static_cast<float>(mean);
-        const float invStd =
-            static_cast<float>(1.0 / std::sqrt(sq / static_cast<double>(inner) + epsilon));
+        const Moments m = momentsOf(xs, inner);
+        const float meanF = static_cast<float>(m.mean);
+        const float invStd = static_cast<float>(1.0 / std::sqrt(m.variance + epsilon));
         T* ys = yp + r * inner;
         for (int64_t i = 0; i < inner; ++i) {
           const size_t s = static_cast<size_t>(i);
@@ -267,22 +271,14 @@ void groupNormKernel(KernelContext& ctx, bool perChannel) {
     parallelFor(ctx.pool, slices, 1, [&](int64_t s0, int64_t s1) {
       for (int64_t s = s0; s < s1; ++s) {
         const T* xs = xp + s * inner;
-        double sum = 0;
-        for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(toCompute(xs[i]));
-        const double mean = inner > 0 ? sum / static_cast<double>(inner) : 0.0;
-        double sq = 0;
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = static_cast<double>(toCompute(xs[i])) - mean;
-          sq += d * d;
-        }
-        const double invStd =
-            1.0 / std::sqrt((inner > 0 ? sq / static_cast<double>(inner) : 0.0) + epsilon);
+        const Moments m = momentsOf(xs, inner);
+        const double invStd = 1.0 / std::sqrt(m.variance + epsilon);
         const int64_t g = s % groups;
         T* ys = yp + s * inner;
         for (int64_t c = 0; c < perGroup; ++c) {
           const size_t k = static_cast<size_t>(perChannel ? g * perGroup + c : g);
           for (int64_t i = c * spatial; i < (c + 1) * spatial; ++i) {
-            const double v = (static_cast<double>(toCompute(xs[i])) - mean) * invStd;
+            const double v = (static_cast<double>(toCompute(xs[i])) - m.mean) * invStd;
             ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v * scale[k] + bias[k]));
           }
         }
