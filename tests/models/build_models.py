@@ -5,7 +5,9 @@
 
 For each model NAME this writes DIR/NAME.onnx and DIR/NAME.inputs/<input>.npy. The `tests` set
 uses small spatial sizes so that the suite stays fast; the `bench` set uses full sizes (224x224).
-Uses only Debian's python3-onnx and python3-numpy."""
+A builder returns (model, inputs), or (model, inputs, reference) where ONNX Runtime cannot run
+the model itself: the differential test runs the reference, which computes the same outputs, in
+ONNX Runtime. Uses only Debian's python3-onnx and python3-numpy."""
 
 import argparse
 import os
@@ -19,6 +21,7 @@ import mobilenetv2  # noqa: E402
 import modelkit  # noqa: E402
 import qdq  # noqa: E402
 import qoperator  # noqa: E402
+import recurrent  # noqa: E402
 import resnet  # noqa: E402
 import transformer  # noqa: E402
 
@@ -32,6 +35,10 @@ MODEL_SETS = {
         "dynamic_quant_mlp": lambda: dynamic_quant.build_mlp(),
         "dynamic_quant_conv": lambda: dynamic_quant.build_conv(),
         "decoder": lambda: decoder.build(),
+        "lstm": lambda: recurrent.build("LSTM"),
+        "gru": lambda: recurrent.build("GRU"),
+        "rnn": lambda: recurrent.build("RNN"),
+        "recurrent_opset7": lambda: recurrent.build_opset7(),
     },
     "bench": {
         "resnet18_like": lambda: resnet.build(depth=18, image=224),
@@ -54,7 +61,7 @@ def main():
     if unknown:
         parser.error(f"unknown model(s) {unknown}; known: {sorted(models)}")
     for name in args.names or models:
-        model, inputs = models[name]()
+        model, inputs, *_ = models[name]()
         modelkit.save(model, inputs, args.out, name)
         print(f"wrote {os.path.join(args.out, name)}.onnx")
 

@@ -6,7 +6,9 @@ floating point outputs within a relative tolerance, integer outputs exactly.
   differential_test.py --model NAME --work DIR --qopt-run PATH [--node PATH] [--rtol 1e-4]
 
 NAME is one of tests/models/build_models.py's test set; the model and its inputs are written to
-DIR. Exits 1 on any mismatch and when ONNX Runtime is not installed (run
+DIR. Where the builder also gives a reference model (the same function written with what ONNX
+Runtime's CPU kernels run, e.g. layout-1 recurrent ops as Transposes around layout-0 ones), ONNX
+Runtime runs that one. Exits 1 on any mismatch and when ONNX Runtime is not installed (run
 `npm ci --ignore-scripts` in the repository root)."""
 
 import argparse
@@ -82,15 +84,19 @@ def main():
                  "node_modules; run `npm ci --ignore-scripts` in the repository root")
 
     work = os.path.join(args.work, args.model)
-    model, inputs = build_models.MODEL_SETS["tests"][args.model]()
+    model, inputs, *reference = build_models.MODEL_SETS["tests"][args.model]()
     modelkit.save(model, inputs, work, args.model)
     model_path = os.path.join(work, args.model + ".onnx")
     input_dir = os.path.join(work, args.model + ".inputs")
+    ort_model_path = model_path
+    if reference:
+        modelkit.save(reference[0], inputs, work, args.model + "_reference")
+        ort_model_path = os.path.join(work, args.model + "_reference.onnx")
 
     ort_dir = os.path.join(work, "ort")
     # ONNX Runtime's graph optimizations are off so that each op is evaluated as ONNX defines it
     # (with them, QDQ groups become integer QLinear ops whose rounding differs by design).
-    run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model", model_path,
+    run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model", ort_model_path,
          "--inputs", input_dir, "--outputs", ort_dir, "--optimization", "disabled"])
     with open(os.path.join(ort_dir, "outputs.json")) as f:
         names = json.load(f)

@@ -72,5 +72,6 @@ void registerPoolKernels(KernelRegistry& registry);
 void registerNormalizationKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
+void registerRecurrentKernels(KernelRegistry& registry);
 
 }  // namespace qopt::interp
