@@ -70,7 +70,31 @@ bool Converter::converts(const Node& node) const {
         !node.name().empty() || node.numOutputs() == 0 ? node.name() : node.output(0)->name();
     if (!name.empty() && std::regex_search(name, *options_.blockedNodes)) return false;
   }
-  return !outOfRangeConstant(node);
+  return !rangeReason(node);
+}
+
+std::optional<std::string> Converter::rangeReason(const Node& node) const {
+  if (std::optional<std::string> why = outOfRangeConstant(node)) return why;
+  return outOfRangeObserved(node);
+}
+
+std::optional<std::string> Converter::outOfRangeObserved(const Node& node) const {
+  if (options_.half != DataType::Float16 || options_.observed.empty()) return std::nullopt;
+  auto beyond = [&](const Value* v) -> std::optional<std::string> {
+    if (!isFloat32(v)) return std::nullopt;
+    auto it = options_.observed.find(v);
+    if (it == options_.observed.end() || it->second * 2 <= kHalfMax) return std::nullopt;
+    return fmt::format("tensor '{}' reaches |x| = {:.4g} on the observed data, too close to or "
+                       "beyond float16's range ({})",
+                       v->name(), it->second, kHalfMax);
+  };
+  for (const Value* v : node.outputs()) {
+    if (std::optional<std::string> why = beyond(v)) return why;
+  }
+  for (const Value* v : node.inputs()) {
+    if (std::optional<std::string> why = beyond(v)) return why;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> Converter::outOfRangeConstant(const Node& node) const {
@@ -113,7 +137,7 @@ void Converter::convertNode(Node& node) {
   for (const Value* v : node.outputs()) touchesFloat = touchesFloat || isFloat32(v);
   if (!convert) {
     if (touchesFloat && node.opType() != "Constant") {
-      const std::optional<std::string> outOfRange = outOfRangeConstant(node);
+      const std::optional<std::string> outOfRange = rangeReason(node);
       result_.missed(node.describe(), outOfRange ? fmt::format("kept in float32: {}", *outOfRange)
                                       : node.domain().empty()
                                           ? "kept in float32 (blocked op type or node name)"

@@ -1,6 +1,8 @@
 // The float16 (or bfloat16) conversion to-fp16 applies to a model:
 //   - a node computes in the half type unless its op type is blocked, its name matches the
-//     blocking pattern, or it is outside the ONNX domain; its float32 outputs become half;
+//     blocking pattern, it is outside the ONNX domain, a float32 constant it reads lies beyond
+//     float16's range, or a tensor it reads or writes was seen beyond half that range when the
+//     model ran (ObservedMagnitudes.h); its float32 outputs become half;
 //   - float32 initializers and Constant nodes read by converted nodes get a half copy (values
 //     beyond float16's range clamp to +-65504, reported); readers kept in float32 keep reading
 //     the original;
@@ -35,6 +37,8 @@ struct ConversionOptions {
   bool keepIoTypes = true;
   std::set<std::string, std::less<>> blockedOps;
   std::optional<std::regex> blockedNodes;
+  /// max |x| of main-graph tensors observed on data (ObservedMagnitudes.h); empty: not observed.
+  std::unordered_map<const Value*, double> observed;
 };
 
 class Converter {
@@ -51,6 +55,11 @@ class Converter {
   /// (a BatchNorm variance of 1e5, say): clamping it would change the result, so the node stays
   /// in float32. Empty when there is none or the target is bfloat16.
   std::optional<std::string> outOfRangeConstant(const Node& node) const;
+  /// The first float32 input or output of `node` observed beyond half float16's range (the
+  /// other half is headroom for data the samples did not show): in float16 it would overflow.
+  std::optional<std::string> outOfRangeObserved(const Node& node) const;
+  /// Why a node outside the blocked ops stays in float32 for its values, or empty.
+  std::optional<std::string> rangeReason(const Node& node) const;
   void convertGraph(Graph& graph, bool isMain, bool parentConverted);
   void convertNode(Node& node);
   void fixInputs(Node& node);

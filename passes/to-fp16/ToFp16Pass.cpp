@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "Converter.h"
+#include "ObservedMagnitudes.h"
 #include "OpPolicy.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
@@ -47,6 +48,9 @@ class ToFp16Pass : public Pass {
       throw Error(ErrorKind::Input, model.sourcePath, "opset_import",
                   fmt::format("bfloat16 needs opset 13 or later (the model imports {})", opset));
     }
+    if (*rangeCheck_ && options.half == DataType::Float16) {
+      options.observed = tofp16::observeMagnitudes(model, context, result);
+    }
     tofp16::Converter converter(model, std::move(options), result);
     converter.run();
     result.changed = result.statistics.get("tensors-converted") > 0 ||
@@ -77,6 +81,10 @@ class ToFp16Pass : public Pass {
                                   "name) matches this ECMAScript regular expression, searched "
                                   "anywhere in the name, in float32"};
   Option<bool> bfloat16_{*this, "bfloat16", false, "Convert to bfloat16 instead of float16"};
+  Option<bool> rangeCheck_{*this, "range-check", true,
+                           "Run the model once (on --calib-data, else random inputs) and keep "
+                           "in float32 the nodes whose tensors come within 2x of float16's "
+                           "range"};
 };
 
 }  // namespace

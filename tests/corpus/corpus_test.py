@@ -358,7 +358,7 @@ def test_model(entry, path, args, work):
         row.cells["strip: Q/DQ left"] = "-"
 
     fp16 = os.path.join(work, "fp16.onnx")
-    rc, msg, _ = run([args.qopt, "-q", "-p", "to-fp16", path, fp16])
+    rc, msg, _ = run([args.qopt, "-q", "-p", "to-fp16", "--calib-data", calib, path, fp16])
     check_exit(row, "fp16", rc, msg, "to-fp16")
     row.cells["fp16 rel err"] = f"exit {rc}"
     if rc == 0 and reference is not None:
