@@ -11,7 +11,7 @@ PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libboost-dev libfmt-dev libgflags-dev
   libgtest-dev libgmock-dev
-  llvm-14-tools clang-14 libclang-rt-14-dev clang-format
+  llvm-14 llvm-14-tools clang-14 libclang-rt-14-dev libomp-14-dev clang-format
   libopenblas-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev
   python3 python3-onnx python3-numpy
   nodejs npm

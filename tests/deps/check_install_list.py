@@ -100,6 +100,8 @@ def cache_paths(build_dir):
             if not m:
                 continue
             key, _, value = m.groups()
+            if key in UNUSED_CMAKE_TOOLS or re.match(r"CMAKE_\w+_COMPILER_(AR|RANLIB|CLANG_SCAN_DEPS)$", key):
+                continue
             if key.endswith("_LAUNCHER") and value and not value.startswith("/"):
                 value = shutil.which(value) or value  # a compiler launcher named by program name
             for item in value.split(";"):
@@ -113,6 +115,13 @@ def cache_paths(build_dir):
                     continue
                 found.setdefault(item, f"CMakeCache {key}")
     return found
+
+
+# Tools CMake looks for and records, which a Ninja build of qopt never runs (static archives use
+# CMAKE_AR and CMAKE_RANLIB; links go through the compiler driver): on a machine without them the
+# build is the same, so they are not part of what install-deps must install.
+UNUSED_CMAKE_TOOLS = {"CMAKE_LINKER", "CMAKE_ADDR2LINE", "CMAKE_NM", "CMAKE_OBJCOPY",
+                      "CMAKE_OBJDUMP", "CMAKE_READELF", "CMAKE_STRIP", "CMAKE_DLLTOOL"}
 
 
 def header_deps(build_dir):

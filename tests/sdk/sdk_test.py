@@ -31,6 +31,12 @@ def clean_env(args):
     env = {k: v for k, v in os.environ.items()
            if k not in ("LD_LIBRARY_PATH", "QOPT_PLUGIN_PATH", "CMAKE_PREFIX_PATH")}
     env["PATH"] = os.pathsep.join([str(Path(args.cmake).parent), env.get("PATH", "/usr/bin")])
+    # Plugins need qopt's compiler (qoptConfig.cmake says so); a sanitized qopt's libraries
+    # also need the sanitizer runtimes linked into the programs that load them.
+    env["CXX"] = str(args.cxx_compiler)
+    if args.sanitizers:
+        env["CXXFLAGS"] = f"-fsanitize={args.sanitizers}"
+        env["LDFLAGS"] = f"-fsanitize={args.sanitizers}"
     return env
 
 
@@ -171,6 +177,8 @@ def main():
     parser = argparse.ArgumentParser()
     for name in ("source-dir", "build-dir", "work-dir", "cmake", "lit", "llvm-tools"):
         parser.add_argument(f"--{name}", type=Path, required=True)
+    parser.add_argument("--cxx-compiler", type=Path, required=True)
+    parser.add_argument("--sanitizers", default="")
     args = parser.parse_args()
     work = args.work_dir
     shutil.rmtree(work, ignore_errors=True)
