@@ -265,4 +265,11 @@ inline double scalarValue(const Array& a, const char* what) {
 /// Elements per thread-pool chunk for cheap elementwise loops.
 inline constexpr int64_t kElementwiseGrain = 1 << 15;
 
+// Whether the model uses output `i` of the kernel's node (it exists and is not an omitted
+// optional output).
+inline bool wantsOutput(const KernelContext& ctx, size_t i) {
+  const Value* v = ctx.node.output(i);
+  return v != nullptr && !v->isAbsent();
+}
+
 }  // namespace qopt::interp

@@ -14,12 +14,6 @@ namespace qopt::interp {
 
 namespace {
 
-// Whether the model uses output `i` (it exists and is not an omitted optional output).
-bool wantsOutput(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.node.output(i);
-  return v != nullptr && !v->isAbsent();
-}
-
 // Per-channel parameters as float (any float type in the model), checked to have `channels`
 // elements.
 std::vector<float> channelParam(const KernelContext& ctx, const Array& a, const char* what,

@@ -589,12 +589,6 @@ void runDirection(const Geometry& g, const Options& o, const Direction<C>& p,
   }
 }
 
-// Whether the model uses output `i` (it exists and is not an omitted optional output).
-bool wantsOutput(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.node.output(i);
-  return v != nullptr && !v->isAbsent();
-}
-
 /// Output `index` in X's element type and the node's layout, from `values`: C, layout 0, of shape
 /// [..., batch, hidden]. Layout 1 moves the batch dimension to the front.
 template <class C>

@@ -1,5 +1,5 @@
-// convert-opset{to=N}: converts the default-domain opset to N, up or down, with every op's meaning kept
-// (OpsetConverter.h says how); a node that cannot be converted exactly stops the pass with an
+// convert-opset{to=N}: converts the default-domain opset to N, up or down, with every op's meaning
+// kept (OpsetConverter.h says how); a node that cannot be converted exactly stops the pass with an
 // error naming it. insert-qdq and static-quant raise the opset through the same converter when
 // they need a newer one.
 #include <fmt/format.h>
@@ -16,7 +16,8 @@ class ConvertOpsetPass : public Pass {
  public:
   ConvertOpsetPass()
       : Pass("convert-opset",
-             "Converts the model to another opset (7 to 21), rewriting the ops whose meaning changed on the way") {}
+             "Converts the model to another opset (7 to 21), rewriting the ops whose meaning "
+             "changed on the way") {}
 
   PassResult run(Model& model, PassContext&) override {
     PassResult result;
@@ -31,8 +32,7 @@ class ConvertOpsetPass : public Pass {
   }
 
  private:
-  Option<int64_t> to_{*this, "to", 13,
-                      "The opset to convert to (7 to 21)"};
+  Option<int64_t> to_{*this, "to", 13, "The opset to convert to (7 to 21)"};
 };
 
 }  // namespace

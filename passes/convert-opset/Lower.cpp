@@ -13,7 +13,9 @@
 namespace qopt::opset {
 namespace {
 
-bool isReduce(const std::string& op) { return op.rfind("Reduce", 0) == 0; }
+bool isReduce(const std::string& op) {
+  return op.rfind("Reduce", 0) == 0;
+}
 
 bool isSoftmaxFamily(const std::string& op) {
   return op == "Softmax" || op == "LogSoftmax" || op == "Hardmax";
@@ -114,10 +116,6 @@ std::optional<int64_t> typeIntroducedIn(DataType type) {
   }
 }
 
-DataType typeOf(const Value* v) {
-  return v != nullptr && v->type().isTensor() ? v->type().elemType : DataType::Undefined;
-}
-
 // The number of elements of a value, from its constant or its type; nullopt when unknown.
 std::optional<int64_t> elementCount(const Value* v) {
   if (v == nullptr) return std::nullopt;
@@ -139,7 +137,9 @@ std::vector<int64_t> axesOf(const Node& node) {
   if (node.hasAttr("axis")) axes.push_back(node.attrInt("axis", 0));
   for (int64_t a : node.attrInts("axes")) axes.push_back(a);
   const std::string& op = node.opType();
-  const size_t input = op == "Slice" ? 3 : (op == "Squeeze" || op == "Unsqueeze" || isReduce(op)) ? 1 : 0;
+  const size_t input = op == "Slice"                                            ? 3
+                       : (op == "Squeeze" || op == "Unsqueeze" || isReduce(op)) ? 1
+                                                                                : 0;
   if (input > 0 && node.numInputs() > input && node.input(input) != nullptr) {
     if (std::optional<Tensor> t = fold::constantOf(node.input(input))) {
       for (int64_t a : t->toInt64s()) axes.push_back(a);
@@ -183,9 +183,9 @@ std::optional<std::string> Lowerer::newAttributeRefusal(const Node& node) const 
   if (node.opType() == "Cast" || node.opType() == "QuantizeLinear" ||
       node.opType() == "DequantizeLinear") {
     DataType type = node.opType() == "Cast" ? static_cast<DataType>(node.attrInt("to", 0))
-                                            : typeOf(node.input(2));
+                                            : elementTypeOf(node.input(2));
     if (node.opType() == "DequantizeLinear" && type == DataType::Undefined) {
-      type = typeOf(node.input(0));
+      type = elementTypeOf(node.input(0));
     }
     if (std::optional<int64_t> since = typeIntroducedIn(type); since && *since > to_) {
       return fmt::format("type {} needs opset {}", dataTypeName(type), *since);
@@ -199,9 +199,10 @@ std::optional<std::string> Lowerer::inputsRefusal(const Node& node) const {
   auto needConstant = [&](size_t index, std::string_view what,
                           int64_t version) -> std::optional<std::string> {
     if (!hasInput(node, index) || fold::isConstantValue(node.input(index))) return std::nullopt;
-    return fmt::format("{} (input {}) is computed, and opsets before {} take it as a constant "
-                       "attribute",
-                       what, index, version);
+    return fmt::format(
+        "{} (input {}) is computed, and opsets before {} take it as a constant "
+        "attribute",
+        what, index, version);
   };
   std::optional<std::string> why;
   if (crosses(13) && (op == "Split" || op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum")) {
@@ -225,7 +226,7 @@ std::optional<std::string> Lowerer::inputsRefusal(const Node& node) const {
   if (!why && crosses(11) && op == "Clip") {
     why = needConstant(1, "min", 11);
     if (!why) why = needConstant(2, "max", 11);
-    const DataType t = typeOf(node.input(0));
+    const DataType t = elementTypeOf(node.input(0));
     if (!why && t != DataType::Float && t != DataType::Float16 && t != DataType::Double &&
         t != DataType::Undefined) {
       why = fmt::format("Clip on {} needs opset 11", dataTypeName(t));
@@ -253,7 +254,7 @@ std::optional<std::string> Lowerer::inputsRefusal(const Node& node) const {
     if (!n || *n != 1) why = "per-axis scales need opset 13";
   }
   if (!why && crosses(19) && (op == "QuantizeLinear" || op == "DequantizeLinear")) {
-    const DataType scale = typeOf(node.input(1));
+    const DataType scale = elementTypeOf(node.input(1));
     if (scale != DataType::Float && scale != DataType::Undefined) {
       why = fmt::format("{} scales need opset 19", dataTypeName(scale));
     }
@@ -304,9 +305,10 @@ std::optional<std::string> Lowerer::resizeRefusal(const Node& node) const {
     if (mode != "nearest" && mode != "linear") return fmt::format("mode '{}' needs opset 11", mode);
     const std::string coordinates = node.attrString("coordinate_transformation_mode", "half_pixel");
     if (coordinates != "asymmetric") {
-      return fmt::format("coordinate_transformation_mode '{}' needs opset 11 (older Resize and "
-                         "Upsample use asymmetric coordinates)",
-                         coordinates);
+      return fmt::format(
+          "coordinate_transformation_mode '{}' needs opset 11 (older Resize and "
+          "Upsample use asymmetric coordinates)",
+          coordinates);
     }
     if (mode == "nearest" && node.attrString("nearest_mode", "round_prefer_floor") != "floor") {
       return "nearest_mode other than floor needs opset 11";
@@ -369,10 +371,7 @@ void Lowerer::convert(Node& node) {
       note(node, "inputs 'min'/'max' moved to attributes");
     }
     if (op == "Gemm" && !hasInput(node, 2)) {
-      node.setInput(2, scalar(node, baseName(node, "C"), typeOf(node.input(0)) == DataType::Undefined
-                                                             ? DataType::Float
-                                                             : typeOf(node.input(0)),
-                              0.0));
+      node.setInput(2, scalar(node, baseName(node, "C"), constantTypeFor(node.input(0)), 0.0));
       note(node, "zero C added: C is optional only from opset 11");
     }
     if (op == "ScatterElements") {
@@ -459,7 +458,8 @@ void Lowerer::softmaxBelow13(Node& node) {
   perm.erase(perm.begin() + axis);
   perm.push_back(axis);
   std::vector<int64_t> inverse(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < perm.size(); ++i)
+    inverse[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
   Graph& graph = *node.graph();
   Node* before = graph.createNode("Transpose", {node.input(0)}, 1, &node);
   before->setName(model_.uniqueNodeName(baseName(node, "to_last")));
@@ -489,7 +489,8 @@ void Lowerer::softmaxBelow13(Node& node) {
   }
   node.setInput(0, before->output(0));
   rewrites.emplace_back(
-      subject, fmt::format("axis {} moved last by Transposes: opsets before 13 coerce to 2-D", axis));
+      subject,
+      fmt::format("axis {} moved last by Transposes: opsets before 13 coerce to 2-D", axis));
 }
 
 void Lowerer::splitBelow18(Node& node) {
@@ -587,10 +588,11 @@ void Lowerer::groupNormBelow21(Node& node) {
     std::vector<double> perChannel = *constantDoubles(node, i);
     const size_t per = perChannel.size() / static_cast<size_t>(groups);
     std::vector<double> perGroup;
-    for (size_t g = 0; g < static_cast<size_t>(groups); ++g) perGroup.push_back(perChannel[g * per]);
+    for (size_t g = 0; g < static_cast<size_t>(groups); ++g)
+      perGroup.push_back(perChannel[g * per]);
     Value* old = node.input(i);
     node.setInput(i, constant(node, baseName(node, i == 1 ? "scale" : "bias"),
-                              Tensor::fromDoubles(typeOf(old), {groups}, perGroup)));
+                              Tensor::fromDoubles(elementTypeOf(old), {groups}, perGroup)));
     fold::eraseIfUnused(old);
   }
   note(node, "per-channel scale and bias taken per group");

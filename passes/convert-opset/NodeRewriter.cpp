@@ -115,6 +115,16 @@ std::optional<int64_t> rankOf(const Value* value) {
   return static_cast<int64_t>(value->type().shape->size());
 }
 
+DataType elementTypeOf(const Value* value) {
+  return value != nullptr && value->type().isTensor() ? value->type().elemType
+                                                      : DataType::Undefined;
+}
+
+DataType constantTypeFor(const Value* value) {
+  const DataType type = elementTypeOf(value);
+  return type == DataType::Undefined ? DataType::Float : type;
+}
+
 Value* NodeRewriter::constant(Node& at, const std::string& base, Tensor tensor) {
   tensor.setName(model_.uniqueValueName(base));
   auto shared = std::make_shared<Tensor>(std::move(tensor));

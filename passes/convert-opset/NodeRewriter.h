@@ -21,6 +21,13 @@ std::optional<int64_t> introducedIn(std::string_view op);
 /// The input's rank when its type says it, else nullopt.
 std::optional<int64_t> rankOf(const Value* value);
 
+/// The value's element type; Undefined when its type does not say.
+DataType elementTypeOf(const Value* value);
+
+/// The type a constant standing in for an attribute of `value`'s op takes: `value`'s element
+/// type, float when unknown (the only type those attributes had).
+DataType constantTypeFor(const Value* value);
+
 class NodeRewriter {
  public:
   NodeRewriter(Model& model, int64_t from, int64_t to) : model_(model), from_(from), to_(to) {}

@@ -8,19 +8,11 @@
 namespace qopt::opset {
 namespace {
 
-DataType elementTypeOf(const Value* value) {
-  if (value != nullptr && value->type().isTensor() &&
-      value->type().elemType != DataType::Undefined) {
-    return value->type().elemType;
-  }
-  return DataType::Float;
-}
-
 // The Reduce ops whose axes moved from an attribute to an input at 18 (ReduceSum moved at 13).
 bool isReduce18(const Node& node) {
-  static constexpr std::string_view kOps[] = {
-      "ReduceMean", "ReduceMax",    "ReduceMin",       "ReduceProd",     "ReduceL1",
-      "ReduceL2",   "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
+  static constexpr std::string_view kOps[] = {"ReduceMean",   "ReduceMax",       "ReduceMin",
+                                              "ReduceProd",   "ReduceL1",        "ReduceL2",
+                                              "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"};
   for (std::string_view op : kOps) {
     if (node.opType() == op) return true;
   }
@@ -114,8 +106,7 @@ void Raiser::convert(Node& node) {
   if (crosses(18) && isReduce18(node)) attributeToInput(node, "axes", 1);
   if (op == "Split" && crosses(18) && !hasInput(node, 1)) {
     // From 18 an even split names its count; before, the output count said it.
-    node.setAttr(
-        Attribute::makeInt("num_outputs", static_cast<int64_t>(node.numOutputs())));
+    node.setAttr(Attribute::makeInt("num_outputs", static_cast<int64_t>(node.numOutputs())));
     note(node, "equal split: attribute 'num_outputs' added");
   }
   if (op == "GridSample" && crosses(20)) {
@@ -156,7 +147,7 @@ void Raiser::resize10To11(Node& node) {
 }
 
 void Raiser::clipBoundsToInputs(Node& node) {
-  const DataType type = elementTypeOf(node.input(0));
+  const DataType type = constantTypeFor(node.input(0));
   const bool hasMin = node.hasAttr("min");
   const bool hasMax = node.hasAttr("max");
   Value* min =
@@ -171,7 +162,7 @@ void Raiser::clipBoundsToInputs(Node& node) {
 }
 
 void Raiser::padToInputs(Node& node) {
-  const DataType type = elementTypeOf(node.input(0));
+  const DataType type = constantTypeFor(node.input(0));
   Value* pads = int64s(node, baseName(node, "pads"), node.attrInts("pads"));
   const bool hasValue = node.hasAttr("value");
   Value* value =
@@ -210,7 +201,7 @@ void Raiser::softmaxTo13(Node& node) {
   inner->output(0)->setName(model_.uniqueValueName(inner->name()));
   inner->setAttr(Attribute::makeInt("axis", 1));
   // Both are 2-D whatever x's shape: said in their types, so that later passes know the rank.
-  ValueType matrix = ValueType::tensor(elementTypeOf(x));
+  ValueType matrix = ValueType::tensor(constantTypeFor(x));
   matrix.shape = std::vector<Dim>(2);
   for (Value* v : {flatten->output(0), inner->output(0)}) {
     v->setType(matrix);
@@ -245,7 +236,7 @@ void Raiser::groupNormTo21(Node& node) {
     }
     Value* old = node.input(i);
     Value* v = constant(node, baseName(node, i == 1 ? "scale" : "bias"),
-                        Tensor::fromDoubles(elementTypeOf(old), {channels}, perChannel));
+                        Tensor::fromDoubles(constantTypeFor(old), {channels}, perChannel));
     node.setInput(i, v);
     fold::eraseIfUnused(old);
   }

@@ -84,9 +84,10 @@ std::optional<std::string> Converter::outOfRangeObserved(const Node& node) const
     if (!isFloat32(v)) return std::nullopt;
     auto it = options_.observed.find(v);
     if (it == options_.observed.end() || it->second * 2 <= kHalfMax) return std::nullopt;
-    return fmt::format("tensor '{}' reaches |x| = {:.4g} on the observed data, too close to or "
-                       "beyond float16's range ({})",
-                       v->name(), it->second, kHalfMax);
+    return fmt::format(
+        "tensor '{}' reaches |x| = {:.4g} on the observed data, too close to or "
+        "beyond float16's range ({})",
+        v->name(), it->second, kHalfMax);
   };
   for (const Value* v : node.outputs()) {
     if (std::optional<std::string> why = beyond(v)) return why;

@@ -34,7 +34,7 @@ struct KernelContext {
   /// Values visible to subgraphs: outer-scope lookups go through this.
   const std::function<const Array*(const Value*)>& outerLookup;
 
-  const Array& in(size_t i) const;          // throws qopt::Error naming the node when absent
+  const Array& in(size_t i) const;  // throws qopt::Error naming the node when absent
   const Array* optIn(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   size_t numInputs() const { return inputs.size(); }
   /// Throws qopt::Error naming the node, op, domain and opset.
