@@ -70,7 +70,7 @@ void printInspectTable(const InspectResult& result, std::ostream& out) {
          layer.macs ? compactCount(*layer.macs) : "?", why});
   }
   table.print(out, "");
-  out << '\n' << precisionSummaryLine(result) << '\n';
+  out << '\n' << precisionSummaryLine(result) << '\n' << otherOpsLine(result) << '\n';
   for (const std::string& caveat : precisionCaveats(result)) out << caveat << '\n';
 }
 

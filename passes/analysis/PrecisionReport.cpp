@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 namespace qopt::analysis {
 
 namespace {
@@ -66,6 +68,27 @@ double PrecisionReport::int8MacShare() const {
   return shareOf(int8.macs, totalMacs);
 }
 
+namespace {
+
+void countOtherOps(const Graph& graph, PrecisionReport& report) {
+  std::set<const Node*> layers;
+  for (const LayerInfo& layer : report.layers) layers.insert(layer.node);
+  for (const Node* node : graph.nodes()) {
+    if (layers.count(node) > 0 || node->numOutputs() == 0 || node->is("Cast") ||
+        node->is("Constant") || node->is("QuantizeLinear") || node->is("DequantizeLinear")) {
+      continue;
+    }
+    const DataType type = report.shapes.info.find(node->output(0)).type;
+    if (type == DataType::Float16 || type == DataType::BFloat16) {
+      ++report.otherHalf;
+    } else if (type == DataType::Float || type == DataType::Double) {
+      report.otherFloat32.push_back(node);
+    }
+  }
+}
+
+}  // namespace
+
 PrecisionReport reportPrecisions(const Graph& graph, const ShapeRequest& request) {
   PrecisionReport report;
   report.shapes = observeShapes(graph, request);
@@ -80,7 +103,26 @@ PrecisionReport reportPrecisions(const Graph& graph, const ShapeRequest& request
       ++report.layersWithoutMacs;
     }
   }
+  countOtherOps(graph, report);
   return report;
+}
+
+std::string otherOpsLine(const PrecisionReport& report) {
+  std::string line = fmt::format("other ops with float outputs: {} in FP16, {} in FP32",
+                                 report.otherHalf, report.otherFloat32.size());
+  constexpr size_t kNamed = 8;
+  std::string names;
+  for (size_t i = 0; i < report.otherFloat32.size() && i < kNamed; ++i) {
+    const Node& node = *report.otherFloat32[i];
+    names += fmt::format(
+        "{}{} '{}'", i == 0 ? "" : ", ", node.opType(),
+        node.name().empty() && node.numOutputs() > 0 ? node.output(0)->name() : node.name());
+  }
+  if (report.otherFloat32.size() > kNamed) {
+    names += fmt::format(" and {} more", report.otherFloat32.size() - kNamed);
+  }
+  // In a float32 model every op is listed: names help only where most run in half.
+  return names.empty() || report.otherHalf == 0 ? line : fmt::format("{} ({})", line, names);
 }
 
 std::string precisionSummaryLine(const PrecisionReport& report) {
@@ -113,6 +155,8 @@ Json precisionSummaryJson(const PrecisionReport& report) {
   summary.append("FP16", totalsJson(report.fp16, report.totalMacs));
   summary.append("FP32", totalsJson(report.fp32, report.totalMacs));
   summary.append("layers-without-macs", report.layersWithoutMacs);
+  summary.append("other-ops-fp16", report.otherHalf);
+  summary.append("other-ops-fp32", static_cast<int64_t>(report.otherFloat32.size()));
   summary.append("shapes", shapesJson(report.shapes));
   Json caveats = Json::array();
   for (const std::string& c : precisionCaveats(report)) caveats.push(c);

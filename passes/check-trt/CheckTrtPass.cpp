@@ -91,6 +91,7 @@ class CheckTrtPass : public Pass {
     text += "placement: " + checktrt::placementText(placement) + "\n";
     text += "build flags: " + flags + "\n";
     text += "precision: " + analysis::precisionSummaryLine(precisions) + "\n";
+    text += "precision: " + analysis::otherOpsLine(precisions) + "\n";
     for (const std::string& caveat : analysis::precisionCaveats(precisions)) {
       text += caveat + "\n";
     }

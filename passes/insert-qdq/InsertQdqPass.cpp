@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "../fold-constants/ConstantValue.h"
+#include "../to-fp16/Converter.h"
+#include "../to-fp16/ObservedMagnitudes.h"
+#include "../to-fp16/OpPolicy.h"
 #include "Calibrate.h"
 #include "OpsetUpgrade.h"
 #include "Placement.h"
@@ -86,10 +89,13 @@ class InsertQdqPass : public Pass {
     }
     // Per-channel scales need opset 13, float16 scales 19: the model is converted (old ops
     // rewritten to keep their meaning), and the placement made again on the converted graph.
+    // high-precision=fp16/bf16 converts the unquantized rest after insertion, with half Q/DQ
+    // scales: opset 19 as for a float16 model.
+    halfPrecision = halfPrecision || *highPrecision_ != DataType::Float;
     const int64_t needed = halfPrecision ? qdq::kHalfScaleOpset : perAxis ? qdq::kPerAxisOpset : 0;
     if (needed > 0 &&
-        qdq::raiseOpset(model, needed,
-                        halfPrecision ? "float16 scales" : "per-channel weight scales", result)) {
+        qdq::raiseOpset(model, needed, halfPrecision ? "half scales" : "per-channel weight scales",
+                        result)) {
       PassResult replanned;  // its remarks repeat the ones given above
       plan = qdq::planPlacement(graph, placementOptions, replanned);
     }
@@ -209,6 +215,7 @@ class InsertQdqPass : public Pass {
       result.applied(node->describe(), "inputs quantized");
     }
     result.changed = true;
+    if (*highPrecision_ != DataType::Float) convertRestToHalf(model, context, result);
     writeFiles(scaleEntries, target, result);
     publish(context, calibration, target);
     return result;
@@ -271,6 +278,21 @@ class InsertQdqPass : public Pass {
                    fmt::format("{}; Q/DQ shared by {} consumer(s)", how, site.uses.size()));
   }
 
+  // What to-fp16 does with its defaults (block list, range check on the calibration data, Q/DQ
+  // with half scales): the layers quantized here stay INT8, the rest runs in half.
+  void convertRestToHalf(Model& model, PassContext& context, PassResult& result) const {
+    tofp16::ConversionOptions options;
+    options.half = *highPrecision_;
+    for (const std::string& op : tofp16::defaultBlockedOps()) options.blockedOps.insert(op);
+    options.halfQdq = true;
+    if (options.half == DataType::Float16) {
+      options.observed = tofp16::observeMagnitudes(model, context, result);
+    }
+    tofp16::Converter(model, std::move(options), result).run();
+    result.note("model", fmt::format("the unquantized rest converted to {} (high-precision)",
+                                     dataTypeName(*highPrecision_)));
+  }
+
   void writeFiles(const std::vector<quant::ScaleEntry>& entries, const Target& target,
                   PassResult& result) const {
     if (!scales_->empty()) {
@@ -313,6 +335,13 @@ class InsertQdqPass : public Pass {
   TargetOption target_{*this};
   Option<bool> perConsumer_{*this, "per-consumer", false,
                             "One Q/DQ pair per consumer instead of one per tensor"};
+  EnumOption<DataType> highPrecision_{
+      *this,
+      "high-precision",
+      DataType::Float,
+      "Precision of what is not quantized: fp32, or fp16/bf16 as to-fp16 converts it (Q/DQ with "
+      "half scales, so the quantized layers keep their fusion in a strongly typed network)",
+      {{DataType::Float, "fp32"}, {DataType::Float16, "fp16"}, {DataType::BFloat16, "bf16"}}};
 };
 
 }  // namespace

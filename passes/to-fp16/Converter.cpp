@@ -8,6 +8,7 @@
 
 #include "../fold-constants/ConstantValue.h"
 #include "OpPolicy.h"
+#include "QdqPrecision.h"
 
 namespace qopt::tofp16 {
 namespace {
@@ -62,6 +63,12 @@ void Converter::run() {
 }
 
 bool Converter::converts(const Node& node) const {
+  if (isQdq(node)) {
+    if (qdqReason(node)) return false;
+    // A QuantizeLinear follows its input; a DequantizeLinear its readers.
+    if (isQuantize(node)) return isHalf(node.input(0));
+    return readersWantHalf(node.output(0));
+  }
   if (!node.domain().empty() || node.opType() == "Constant" || alwaysFloat32(node)) return false;
   if (options_.blockedOps.count(node.opType()) > 0) return false;
   if (options_.blockedNodes) {
@@ -70,7 +77,45 @@ bool Converter::converts(const Node& node) const {
         !node.name().empty() || node.numOutputs() == 0 ? node.name() : node.output(0)->name();
     if (!name.empty() && std::regex_search(name, *options_.blockedNodes)) return false;
   }
-  return !rangeReason(node);
+  return !rangeReason(node) && !qdqReason(node);
+}
+
+std::optional<std::string> Converter::qdqReason(const Node& node) const {
+  if (isQdq(node)) {
+    if (!options_.halfQdq) {
+      return fmt::format("Q/DQ keep float32 scales before opset {} (half-qdq)", kHalfQdqOpset);
+    }
+    return halfScaleProblem(node, options_.half);
+  }
+  for (const Value* input : node.inputs()) {
+    const Node* producer = input != nullptr ? input->producer() : nullptr;
+    if (producer == nullptr || !isDequantize(*producer) || !isFloat32(input)) continue;
+    std::optional<std::string> why =
+        !isQdq(*producer) || !options_.halfQdq
+            ? std::optional<std::string>(
+                  fmt::format("Q/DQ keep float32 scales before opset {}", kHalfQdqOpset))
+            : halfScaleProblem(*producer, options_.half);
+    if (why) {
+      return fmt::format(
+          "it reads {}, which stays float32 ({}): a Cast after it would break the quantized "
+          "layer's fusion",
+          producer->describe(), *why);
+    }
+  }
+  return std::nullopt;
+}
+
+bool Converter::readersWantHalf(const Value* value) const {
+  for (const Use& use : value->uses()) {
+    const Node& reader = *use.user;
+    if (isQdq(reader)) {
+      if (!qdqReason(reader)) return true;
+    } else if (!inputTakesAnyType(reader, use.index) && converts(reader) &&
+               !inputStaysFloat32(reader, use.index)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<std::string> Converter::rangeReason(const Node& node) const {
@@ -138,7 +183,9 @@ void Converter::convertNode(Node& node) {
   for (const Value* v : node.outputs()) touchesFloat = touchesFloat || isFloat32(v);
   if (!convert) {
     if (touchesFloat && node.opType() != "Constant") {
-      const std::optional<std::string> outOfRange = rangeReason(node);
+      std::optional<std::string> outOfRange = rangeReason(node);
+      if (!outOfRange) outOfRange = qdqReason(node);
+      if (isQdq(node) && !outOfRange) return;  // its neighbours are float32: nothing to say
       result_.missed(node.describe(), outOfRange ? fmt::format("kept in float32: {}", *outOfRange)
                                       : node.domain().empty()
                                           ? "kept in float32 (blocked op type or node name)"
@@ -199,8 +246,7 @@ void Converter::fixGraphOutputs(Graph& graph, bool wantHalf, bool isMain) {
     Value* wanted = inPrecision(v, wantHalf);
     if (wanted == v) continue;
     // The main graph's interface keeps its names: the Cast's output takes the output's name.
-    if (isMain && v->producer() != nullptr && wanted->producer() != nullptr &&
-        wanted->producer()->is("Cast")) {
+    if (isMain && v->producer() != nullptr && created_.count(wanted) > 0) {
       const std::string name = v->name();
       v->setName(model_.uniqueValueName(name + (isHalf(v) ? suffixFor(options_.half) : "_fp32")));
       wanted->setName(name);
@@ -218,6 +264,10 @@ Value* Converter::inPrecision(Value* value, bool half) {
 Value* Converter::castOf(Value* value, DataType to) {
   const auto key = std::make_pair(static_cast<const Value*>(value), to);
   if (auto it = casts_.find(key); it != casts_.end()) return it->second;
+  if (Value* copy = dequantizeCopy(value, to)) {
+    casts_[key] = copy;
+    return copy;
+  }
   Graph& graph = *value->graph();
   Node* before = value->producer() != nullptr ? value->producer()->next() : graph.firstNode();
   Node* cast = graph.createEmptyNode("Cast", "", before);
@@ -234,7 +284,46 @@ Value* Converter::castOf(Value* value, DataType to) {
   types_.set(out, to);
   if (to == options_.half) half_.insert(out);
   casts_[key] = out;
+  created_.insert(out);
   result_.statistics.add("casts-inserted");
+  return out;
+}
+
+Value* Converter::dequantizeCopy(Value* value, DataType to) {
+  Node* dq = value->producer();
+  if (dq == nullptr || !isQdq(*dq) || !isDequantize(*dq) || value != dq->output(0)) {
+    return nullptr;
+  }
+  const bool toHalf = to == options_.half;
+  Value* scale = dq->input(1);
+  if (toHalf) {
+    if (qdqReason(*dq)) return nullptr;
+    scale = inPrecision(scale, /*half=*/true);
+  } else if (auto original = originalConstants_.find(scale); original != originalConstants_.end()) {
+    scale = original->second;
+  }
+  if (scale == nullptr || types_.of(scale) != to) return nullptr;
+  Graph& graph = *value->graph();
+  Node* copy = graph.createEmptyNode("DequantizeLinear", dq->domain(), dq->next());
+  copy->setName(
+      model_.uniqueNodeName((dq->name().empty() ? value->name() : dq->name()) + suffixFor(to)));
+  for (size_t i = 0; i < dq->numInputs(); ++i) copy->addInput(i == 1 ? scale : dq->input(i));
+  ValueMap none;
+  for (const Attribute& attr : dq->attributes()) copy->setAttr(attr.clone(copy, none));
+  Value* out = copy->addOutput(model_.uniqueValueName(value->name() + suffixFor(to)));
+  if (value->type().isTensor()) {
+    ValueType type = value->type();
+    type.elemType = to;
+    out->setType(type);
+  }
+  types_.set(out, to);
+  if (toHalf) half_.insert(out);
+  created_.insert(out);
+  result_.statistics.add("dequantize-copies");
+  result_.applied(dq->describe(),
+                  fmt::format("copied as '{}' for readers in {}: a Cast after it would break "
+                              "their fusion",
+                              copy->name(), dataTypeName(to)));
   return out;
 }
 
@@ -263,6 +352,7 @@ Value* Converter::halfConstant(Value* value) {
   types_.set(half, options_.half);
   half_.insert(half);
   halfConstants_[value] = half;
+  originalConstants_[half] = value;
   replacedConstants_.push_back(value);
   return half;
 }

@@ -9,6 +9,11 @@
 //   - where a value's precision differs from what a reader needs, one Cast per tensor and type
 //     is inserted next to the value's definition and shared by every such reader;
 //   - graph inputs and outputs keep float32 behind Casts unless keep-io-types is false;
+//   - QuantizeLinear/DequantizeLinear (opset 19 and later, half-qdq) take half scales, so a
+//     DequantizeLinear feeding a converted layer yields half and no Cast splits the Q/DQ-compute
+//     pattern TensorRT fuses; a reader that needs the other precision gets its own copy of the
+//     DequantizeLinear, never a Cast after it; a layer reading a DequantizeLinear whose scale
+//     cannot be half stays float32 (QdqPrecision.h);
 //   - subgraphs (If/Loop/Scan bodies) follow their node: a converted node's bodies take and
 //     return half values;
 //   - attributes that name float32 (Cast to, RandomNormal dtype, ConstantOfShape value) follow;
@@ -39,6 +44,8 @@ struct ConversionOptions {
   std::optional<std::regex> blockedNodes;
   /// max |x| of main-graph tensors observed on data (ObservedMagnitudes.h); empty: not observed.
   std::unordered_map<const Value*, double> observed;
+  /// Q/DQ take half scales (needs opset 19); false: they and the layers they feed stay float32.
+  bool halfQdq = false;
 };
 
 class Converter {
@@ -60,6 +67,14 @@ class Converter {
   std::optional<std::string> outOfRangeObserved(const Node& node) const;
   /// Why a node outside the blocked ops stays in float32 for its values, or empty.
   std::optional<std::string> rangeReason(const Node& node) const;
+  /// Why a Q/DQ node stays float32, or why a node reading a DequantizeLinear that stays float32
+  /// does (a Cast after the DequantizeLinear would break its fusion); empty otherwise.
+  std::optional<std::string> qdqReason(const Node& node) const;
+  /// Whether a reader of `value` (a DequantizeLinear's output) would take it in half.
+  bool readersWantHalf(const Value* value) const;
+  /// A copy of the DequantizeLinear producing `value` that yields `to`, or nullptr when its
+  /// scale cannot be written in `to`.
+  Value* dequantizeCopy(Value* value, DataType to);
   void convertGraph(Graph& graph, bool isMain, bool parentConverted);
   void convertNode(Node& node);
   void fixInputs(Node& node);
@@ -84,6 +99,8 @@ class Converter {
   std::unordered_set<const Value*> half_;     // half after it
   std::map<std::pair<const Value*, DataType>, Value*> casts_;
   std::unordered_map<const Value*, Value*> halfConstants_;
+  std::unordered_map<const Value*, Value*> originalConstants_;  // half copy -> float32 original
+  std::unordered_set<const Value*> created_;  // outputs of the Casts and copies inserted
   std::vector<Value*> replacedConstants_;
   std::vector<std::pair<std::string, int64_t>> clamped_;
   mutable std::unordered_map<const Value*, double> constantMaxAbs_;

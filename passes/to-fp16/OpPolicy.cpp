@@ -44,7 +44,7 @@ std::vector<std::string> defaultBlockedOps() {
 bool alwaysFloat32(const Node& node) {
   if (!node.domain().empty()) return false;
   const std::string& op = node.opType();
-  return op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear";
+  return op == "DynamicQuantizeLinear";
 }
 
 bool inputStaysFloat32(const Node& node, size_t index) {

@@ -16,8 +16,8 @@ namespace qopt::tofp16 {
 /// The op types kept in float32 unless `block-ops` says otherwise (see OpPolicy.cpp for why).
 std::vector<std::string> defaultBlockedOps();
 
-/// Ops never converted whatever the block list says: QuantizeLinear, DequantizeLinear and
-/// DynamicQuantizeLinear (float scales before opset 19/21).
+/// Ops never converted whatever the block list says: DynamicQuantizeLinear (float32 input and
+/// scale in every opset). QuantizeLinear/DequantizeLinear follow QdqPrecision.h.
 bool alwaysFloat32(const Node& node);
 
 /// Input slots of a converted op that ONNX types as float32 only (Resize scales, Upsample

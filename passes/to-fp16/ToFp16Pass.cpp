@@ -5,9 +5,11 @@
 
 #include <regex>
 
+#include "../insert-qdq/OpsetUpgrade.h"
 #include "Converter.h"
 #include "ObservedMagnitudes.h"
 #include "OpPolicy.h"
+#include "QdqPrecision.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
@@ -48,6 +50,7 @@ class ToFp16Pass : public Pass {
       throw Error(ErrorKind::Input, model.sourcePath, "opset_import",
                   fmt::format("bfloat16 needs opset 13 or later (the model imports {})", opset));
     }
+    options.halfQdq = *halfQdq_ && halfQdqOpset(model, result, context);
     if (*rangeCheck_ && options.half == DataType::Float16) {
       options.observed = tofp16::observeMagnitudes(model, context, result);
     }
@@ -72,6 +75,23 @@ class ToFp16Pass : public Pass {
   }
 
  private:
+  // Q/DQ take half scales from opset 19: a model with Q/DQ below it is raised through the opset
+  // converter. Where that is refused, the Q/DQ and the layers they feed stay float32 (they keep
+  // their INT8 fusion; only the rest runs in half), with a warning.
+  bool halfQdqOpset(Model& model, PassResult& result, PassContext& context) const {
+    if (!tofp16::hasQdq(model.graph())) return true;
+    try {
+      qdq::raiseOpset(model, tofp16::kHalfQdqOpset, "half Q/DQ scales", result);
+      return true;
+    } catch (const Error& e) {
+      context.diagnostics().warning(fmt::format(
+          "to-fp16: the opset cannot be raised to {} for half Q/DQ scales ({}): Q/DQ and the "
+          "layers they feed stay float32",
+          tofp16::kHalfQdqOpset, e.what()));
+      return false;
+    }
+  }
+
   Option<bool> keepIoTypes_{*this, "keep-io-types", true,
                             "Keep float32 graph inputs and outputs (Casts at the interface)"};
   ListOption<std::string> blockOps_{*this, "block-ops", tofp16::defaultBlockedOps(),
@@ -81,6 +101,10 @@ class ToFp16Pass : public Pass {
                                   "name) matches this ECMAScript regular expression, searched "
                                   "anywhere in the name, in float32"};
   Option<bool> bfloat16_{*this, "bfloat16", false, "Convert to bfloat16 instead of float16"};
+  Option<bool> halfQdq_{*this, "half-qdq", true,
+                        "Give QuantizeLinear/DequantizeLinear half scales (raising the opset to "
+                        "19), so quantized layers keep their INT8 fusion in a strongly typed "
+                        "network; false keeps Q/DQ and the layers they feed in float32"};
   Option<bool> rangeCheck_{*this, "range-check", true,
                            "Run the model once (on --calib-data, else random inputs) and keep "
                            "in float32 the nodes whose tensors come within 2x of float16's "

@@ -25,6 +25,10 @@ struct PrecisionReport {
   uint64_t totalMacs = 0;
   int64_t layersWithoutMacs = 0;  // shapes unknown
   ObservedShapes shapes;
+  /// The main graph's other nodes with a float output (Relu, Add, Concat...; not Q/DQ, Cast or
+  /// Constant), by the element type of that output: what runs in FP16 and what in FP32.
+  int64_t otherHalf = 0;
+  std::vector<const Node*> otherFloat32;
 
   const PrecisionTotals& totals(Precision precision) const;
   double int8MacShare() const;
@@ -37,6 +41,9 @@ PrecisionReport reportPrecisions(const Graph& graph, const ShapeRequest& request
 /// "53 compute layers, 17.62M MACs: INT8 53 layers (100.0% of MACs), FP16 0 (0.0%), FP32 0
 /// (0.0%)".
 std::string precisionSummaryLine(const PrecisionReport& report);
+
+/// "other ops with float outputs: 120 in FP16, 2 in FP32 (Resize 'up', TopK 'k')".
+std::string otherOpsLine(const PrecisionReport& report);
 
 /// What the counts rest on (shapeCaveats) and how many layers count no MACs: one line each.
 std::vector<std::string> precisionCaveats(const PrecisionReport& report);
