@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "qopt/analysis/ParallelSamples.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
@@ -27,16 +28,17 @@ Inputs feedFor(const Graph& graph, const Inputs& inputs) {
 }
 
 OutputSets runOutputs(const Graph& graph, std::span<const Sample> samples) {
-  interp::Interpreter interpreter(graph);
-  OutputSets sets;
-  for (const Sample& sample : samples) {
-    try {
-      sets.push_back(interpreter.run(feedFor(graph, sample.inputs)));
-    } catch (const Error& e) {
-      throw Error(e.kind(), e.where(), e.subject(),
-                  fmt::format("{} (running sample {})", e.cause(), sample.source));
-    }
-  }
+  OutputSets sets(samples.size());
+  forEachSample<interp::Interpreter>(
+      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
+      [&](interp::Interpreter& interpreter, size_t i) {
+        try {
+          sets[i] = interpreter.run(feedFor(graph, samples[i].inputs));
+        } catch (const Error& e) {
+          throw Error(e.kind(), e.where(), e.subject(),
+                      fmt::format("{} (running sample {})", e.cause(), samples[i].source));
+        }
+      });
   return sets;
 }
 

@@ -3,6 +3,7 @@
 // of the float model (every Q/DQ removed). Layers are ranked as the sensitivity pass ranks them
 // (output error with only that layer quantized). Reports what it kept in float and the final
 // error.
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@ struct Step {
   std::string op;
   size_t position;
   analysis::ErrorMetrics metrics;
+  bool kept = true;  // false: returning it to float did not reduce the output error enough
 };
 
 class MixedPrecisionPass : public Pass {
@@ -35,6 +37,10 @@ class MixedPrecisionPass : public Pass {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");
     if (*maxLayers_ < 0) failOption("max-layers", "must be 0 (no limit) or more");
     if (*cosine_ > 1) failOption("cosine", "a cosine similarity is at most 1");
+    if (!(*minGain_ >= 0 && *minGain_ < 1)) failOption("min-gain", "must be in [0, 1)");
+    if (*ranking_ != "local" && *ranking_ != "output") {
+      failOption("ranking", fmt::format("'{}' is not local or output", *ranking_));
+    }
   }
 
   PassResult run(Model& model, PassContext& context) override {
@@ -63,32 +69,45 @@ class MixedPrecisionPass : public Pass {
     std::vector<Step> steps;
     bool met = budget.met(initial);
     if (!met && !positions.empty()) {
-      analysis::SensitivityResult ranking =
-          analysis::measureSensitivity(model, samples, reference, false, *fallback_);
+      std::vector<Step> ranking = rank(model, samples, reference);
       std::vector<size_t> inFloat;
-      for (const analysis::LayerSensitivity& layer : ranking.layers) {
+      analysis::ErrorMetrics current = initial;
+      for (const Step& layer : ranking) {
         if (*maxLayers_ > 0 && static_cast<int64_t>(inFloat.size()) >= *maxLayers_) break;
         inFloat.push_back(layer.position);
         std::unique_ptr<Model> candidate = analysis::withLayersInFloat(model, inFloat, *fallback_);
         analysis::ErrorMetrics m =
             analysis::worstOf(analysis::outputErrors(candidate->graph(), samples, reference));
-        steps.push_back({layer.name, layer.op, layer.position, m});
-        if (budget.met(m)) {
-          met = true;
-          break;
+        met = budget.met(m);
+        // A layer whose return to float barely changes the output error stays quantized: the
+        // ranking is an estimate, the output error is the measurement.
+        const bool gain = met || m.mse <= current.mse * (1.0 - *minGain_);
+        steps.push_back({layer.name, layer.op, layer.position, m, gain});
+        if (!gain) {
+          inFloat.pop_back();
+          continue;
         }
+        current = m;
+        if (met) break;
       }
       apply(model, steps, result);
     }
-    const analysis::ErrorMetrics& finalMetrics = steps.empty() ? initial : steps.back().metrics;
+    analysis::ErrorMetrics finalMetrics = initial;
+    size_t kept = 0;
+    for (const Step& step : steps) {
+      if (!step.kept) continue;
+      finalMetrics = step.metrics;
+      ++kept;
+    }
     if (!met) {
       context.diagnostics().warning(fmt::format(
           "mixed-precision: the budget ({}) is not met with {} of {} quantized layers in float",
-          fmt::join(budget.failures(finalMetrics), ", "), steps.size(), positions.size()));
+          fmt::join(budget.failures(finalMetrics), ", "), kept, positions.size()));
     }
-    result.statistics["layers-in-float"] = static_cast<int64_t>(steps.size());
+    result.statistics["layers-in-float"] = static_cast<int64_t>(kept);
+    result.statistics["layers-tried"] = static_cast<int64_t>(steps.size());
     result.statistics["budget-met"] = met ? 1 : 0;
-    result.changed = !steps.empty();
+    result.changed = kept > 0;
 
     context.results()["mixed-precision"] =
         publish(budget, origin, samples.size(), initial, finalMetrics, steps, met);
@@ -97,17 +116,40 @@ class MixedPrecisionPass : public Pass {
   }
 
  private:
+  // The order in which layers return to float (the metrics are the ranking's own).
+  std::vector<Step> rank(const Model& model, std::span<const analysis::Sample> samples,
+                         const analysis::OutputSets& reference) const {
+    std::vector<Step> order;
+    if (*ranking_ == "local") {
+      for (analysis::LocalSensitivity& layer : analysis::measureLocalSensitivity(model, samples)) {
+        order.push_back({layer.name, layer.op, layer.position, layer.error});
+      }
+      return order;
+    }
+    analysis::SensitivityResult measured =
+        analysis::measureSensitivity(model, samples, reference, false, *fallback_);
+    for (analysis::LayerSensitivity& layer : measured.layers) {
+      order.push_back({layer.name, layer.op, layer.position, layer.onlyQuantized});
+    }
+    return order;
+  }
+
   void apply(Model& model, const std::vector<Step>& steps, PassResult& result) const {
     std::vector<Node*> nodes;
-    for (const Step& step : steps)
-      nodes.push_back(analysis::nodeAtPosition(model.graph(), step.position));
-    for (size_t i = 0; i < steps.size(); ++i) {
+    std::vector<const Step*> kept;
+    for (const Step& step : steps) {
+      if (step.kept) kept.push_back(&step);
+    }
+    for (const Step* step : kept) {
+      nodes.push_back(analysis::nodeAtPosition(model.graph(), step->position));
+    }
+    for (size_t i = 0; i < kept.size(); ++i) {
       analysis::BypassResult bypass = analysis::returnToFloat(*nodes[i], *fallback_);
       std::string what = fmt::format(
           "kept in {}: {} inputs read before their QuantizeLinear, {} constants dequantized",
           fallback_.spelling(), bypass.activationsBypassed, bypass.constantsDequantized);
       for (const std::string& kept : bypass.kept) what += "; still quantized: " + kept;
-      result.applied(fmt::format("node '{}' ({})", steps[i].name, steps[i].op), what);
+      result.applied(fmt::format("node '{}' ({})", kept[i]->name, kept[i]->op), what);
     }
   }
 
@@ -125,10 +167,11 @@ class MixedPrecisionPass : public Pass {
     Json kept = Json::array();
     Json stepJson = Json::array();
     for (const Step& step : steps) {
-      kept.push(step.name);
+      if (step.kept) kept.push(step.name);
       Json entry = Json::object();
       entry.append("node", step.name);
       entry.append("op", step.op);
+      entry.append("kept-in-float", step.kept);
       entry.append("metrics", step.metrics.toJson());
       stepJson.push(std::move(entry));
     }
@@ -149,12 +192,15 @@ class MixedPrecisionPass : public Pass {
               analysis::formatMetric(initial.sqnrDb, 2), fmt::format("{:.3g}", initial.mse)});
     for (size_t i = 0; i < steps.size(); ++i) {
       const analysis::ErrorMetrics& m = steps[i].metrics;
-      t.addRow({std::to_string(i + 1), steps[i].name, steps[i].op,
-                analysis::formatMetric(m.cosine, 6), analysis::formatMetric(m.sqnrDb, 2),
-                fmt::format("{:.3g}", m.mse)});
+      t.addRow({std::to_string(i + 1),
+                steps[i].kept ? steps[i].name : steps[i].name + " (no gain: stays quantized)",
+                steps[i].op, analysis::formatMetric(m.cosine, 6),
+                analysis::formatMetric(m.sqnrDb, 2), fmt::format("{:.3g}", m.mse)});
     }
     t.print(out);
-    out << fmt::format("qopt: mixed-precision: {} layers kept in {}; budget {}\n", steps.size(),
+    const auto kept =
+        std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kept; });
+    out << fmt::format("qopt: mixed-precision: {} layers kept in {}; budget {}\n", kept,
                        fallback_.spelling(), met ? "met" : "NOT met");
     return out.str();
   }
@@ -168,6 +214,14 @@ class MixedPrecisionPass : public Pass {
                              "Keep at most this many layers in float (0: no limit)"};
   Option<int64_t> samples_{*this, "samples", 8, "Samples to measure on (0: all of the data)"};
   analysis::FallbackOption fallback_{*this};
+  Option<double> minGain_{*this, "min-gain", 0.05,
+                          "A layer stays in float only if that lowers the output MSE by at "
+                          "least this fraction (0: keep every layer tried)"};
+  Option<std::string> ranking_{
+      *this, "ranking", "local",
+      "Order of return to float: local (each layer's own error against a float twin, all "
+      "layers in one run per sample) or output (the output error with only that layer "
+      "quantized, one run per layer, as the sensitivity pass ranks)"};
 };
 
 }  // namespace

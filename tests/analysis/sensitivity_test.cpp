@@ -115,5 +115,64 @@ g (float[4] x) => (float[4] y) <float s = {0.5}, int8 z = {0}>
   EXPECT_EQ(reference->graph().numNodes(), 0u);
 }
 
+
+// The local measure: each layer against a float twin reading the same upstream values before
+// their Q/DQ, all layers in one run per sample. The saturating layer is the one with the lowest
+// local SQNR; the others cost little (above 20 dB).
+TEST(LocalSensitivityTest, RanksTheSaturatingLayerFirstInOneRun) {
+  auto model = parse(kModel);
+  std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 4, 0);
+  std::vector<LocalSensitivity> local = measureLocalSensitivity(*model, samples);
+  ASSERT_EQ(local.size(), 3u);
+  EXPECT_EQ(local[0].name, "second");
+  EXPECT_LT(local[0].error.sqnrDb, 10.0);
+  EXPECT_GT(local[1].error.sqnrDb, 20.0);
+  EXPECT_GT(local[2].error.sqnrDb, 20.0);
+  EXPECT_GT(local[0].error.count, 0u);
+  // The model itself is left alone.
+  EXPECT_EQ(findQuantizedLayers(model->graph()).size(), 3u);
+}
+
+// The twin reads the value before QuantizeLinear also when TensorRT-style ops (here a Reshape)
+// sit between the DequantizeLinear and the layer: the layer's own input rounding then shows;
+// without the copied Reshape the twin would read the quantized values and see no error.
+TEST(LocalSensitivityTest, FollowsOpsBetweenDequantizeAndLayer) {
+  auto model = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,8] x) => (float[1,2] y)
+<int8[4,2] wq = {10, 20, 30, 40, 50, 60, 70, 80}, float ws = {0.01}, int8 z = {0},
+ float coarse = {0.5}, int64[2] shape = {2, 4}>
+{
+  q = QuantizeLinear(x, coarse, z)
+  d = DequantizeLinear(q, coarse, z)
+  r = Reshape(d, shape)
+  w = DequantizeLinear(wq, ws, z)
+  m = MatMul(r, w)
+  y = ReduceSum <keepdims = 0> (m)
+}
+)");
+  std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 3, 1);
+  std::vector<LocalSensitivity> local = measureLocalSensitivity(*model, samples);
+  ASSERT_EQ(local.size(), 1u);
+  EXPECT_EQ(local[0].name, "m");
+  EXPECT_GT(local[0].error.mse, 0.0);
+  EXPECT_LT(local[0].error.sqnrDb, 40.0);
+}
+
+// Samples run in parallel; the outputs are each sample's own, in sample order.
+TEST(ComparisonParallelTest, RunOutputsKeepsSampleOrder) {
+  auto model = parse(kModel);
+  std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 9, 3);
+  OutputSets all = runOutputs(model->graph(), samples);
+  ASSERT_EQ(all.size(), samples.size());
+  for (size_t i = 0; i < samples.size(); ++i) {
+    OutputSets one = runOutputs(model->graph(), std::span<const Sample>(&samples[i], 1));
+    ASSERT_EQ(one[0][0].numel(), all[i][0].numel());
+    for (int64_t e = 0; e < all[i][0].numel(); ++e) {
+      ASSERT_EQ(one[0][0].getDouble(e), all[i][0].getDouble(e)) << "sample " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace qopt::analysis

@@ -17,7 +17,8 @@ namespace qopt::analysis {
 /// input's float type. Throws qopt::Error (Input) naming an input the sample lacks.
 Inputs feedFor(const Graph& graph, const Inputs& inputs);
 
-/// Graph outputs of every sample (outer index: sample).
+/// Graph outputs of every sample (outer index: sample), the samples run in parallel (one
+/// interpreter per thread; the results do not depend on the thread count).
 using OutputSets = std::vector<std::vector<interp::Array>>;
 OutputSets runOutputs(const Graph& graph, std::span<const Sample> samples);
 

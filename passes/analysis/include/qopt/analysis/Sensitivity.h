@@ -49,6 +49,21 @@ SensitivityResult measureSensitivity(const Model& model, std::span<const Sample>
                                      const OutputSets& reference, bool measureOnlyFloat,
                                      FloatFallback fallback = FloatFallback::Float);
 
+/// A quantized layer's own error: its output against a float twin reading the same upstream
+/// values before their Q/DQ (LocalSensitivity.cpp).
+struct LocalSensitivity {
+  std::string name;
+  std::string op;
+  size_t position = 0;
+  ErrorMetrics error;  // count, mse, sqnrDb, cosine
+};
+
+/// Every quantized layer with a quantized activation input, lowest local SQNR first, from one
+/// run of `model` per sample (samples in parallel): what mixed-precision ranks by, at the cost
+/// of about two runs instead of one run per layer.
+std::vector<LocalSensitivity> measureLocalSensitivity(const Model& model,
+                                                      std::span<const Sample> samples);
+
 /// What a sensitivity measurement compares against: the samples (eval data, else calibration
 /// data, else random inputs) and the float reference's outputs on them.
 struct FloatBaseline {
