@@ -13,6 +13,7 @@
 #include "qopt/analysis/Metrics.h"
 #include "qopt/analysis/ParallelSamples.h"
 #include "qopt/analysis/Precision.h"
+#include "qopt/analysis/QuantizedLayers.h"
 #include "qopt/analysis/Sensitivity.h"
 #include "qopt/interp/Interpreter.h"
 
@@ -22,15 +23,18 @@ namespace {
 // The float value a quantized activation input stands for: DequantizeLinear(QuantizeLinear(x))
 // read as x, also through re-quantized chains; nullptr when `value` is no such output.
 Value* beforeQuantization(Value* value) {
-  Value* found = nullptr;
+  Node* first = nullptr;  // the DequantizeLinear the layer reads: its type is the one to keep
+  Node* last = nullptr;   // the QuantizeLinear whose input is returned
   for (int depth = 0; depth < 8; ++depth) {
     Node* dq = value->producer();
     if (dq == nullptr || !dq->is("DequantizeLinear")) break;
     Node* q = dq->input(0)->producer();
     if (q == nullptr || !q->is("QuantizeLinear")) break;
-    value = found = q->input(0);
+    if (first == nullptr) first = dq;
+    last = q;
+    value = q->input(0);
   }
-  return found;
+  return first != nullptr ? inDequantizedType(*last, *first, value) : nullptr;
 }
 
 Node* copyNode(Graph& graph, const Node& node, Node* before, const std::string& name) {
@@ -49,7 +53,8 @@ Value* floatInput(Graph& graph, Value* value, Node* before) {
   std::optional<DequantizedInput> dq = findDequantizedInput(value);
   if (!dq || dq->constantData || dq->quantize == nullptr || dq->crossed.empty()) return nullptr;
   Value* current = dq->dequantize->output(0);
-  Value* replacement = dq->quantize->input(0);
+  Value* replacement =
+      inDequantizedType(*dq->quantize, const_cast<Node&>(*dq->dequantize), dq->quantize->input(0));
   for (const Node* op : dq->crossed) {
     if (op->numOutputs() != 1) return nullptr;
     Node* copy = copyNode(graph, *op, before, op->name() + "_float_twin");

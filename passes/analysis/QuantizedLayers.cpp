@@ -71,6 +71,22 @@ void runInFloat16(Node& node) {
 
 }  // namespace
 
+// QuantizeLinear's input has its scale's type and DequantizeLinear's output its own scale's
+// (opset 19: float32, float16 or bfloat16); a layer that read a float16 DequantizeLinear fed by
+// a float32 QuantizeLinear (to-fp16 keeps float32 graph inputs) reads the value before the pair
+// through a Cast to the type it read.
+Value* inDequantizedType(const Node& q, Node& dq, Value* value) {
+  const std::optional<Tensor> qScale = fold::qdqParameter(q.input(1));
+  const std::optional<Tensor> dqScale = fold::qdqParameter(dq.input(1));
+  if (!qScale || !dqScale || qScale->dataType() == dqScale->dataType()) return value;
+  Graph& graph = *dq.graph();
+  Node* cast = graph.createNode("Cast", {value}, 1, &dq);
+  cast->setName(graph.model().uniqueNodeName(dq.name() + "_bypass_cast"));
+  cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(dqScale->dataType())));
+  cast->output(0)->setType(withElemType(value->type(), dqScale->dataType()));
+  return cast->output(0);
+}
+
 std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph) {
   std::vector<QuantizedLayer> layers;
   size_t position = 0;
@@ -215,6 +231,7 @@ Tensor dequantizeConstant(const Node& dq) {
 
 BypassResult returnToFloat(Node& node, FloatFallback fallback) {
   BypassResult result;
+  DataType readType = DataType::Float;  // what the layer's activations were dequantized to
   for (size_t i = 0; i < node.numInputs(); ++i) {
     // A bypassed input may itself be a DequantizeLinear(QuantizeLinear(..)) output (re-quantized
     // activations): follow the chain, a few steps at most.
@@ -244,12 +261,17 @@ BypassResult returnToFloat(Node& node, FloatFallback fallback) {
             i, in->name()));
         break;
       }
-      node.setInput(i, q->input(0));
+      if (std::optional<Tensor> scale = fold::qdqParameter(dq->input(1))) {
+        readType = scale->dataType();
+      }
+      node.setInput(i, inDequantizedType(*q, *dq, q->input(0)));
       fold::eraseIfUnused(in);
       ++result.activationsBypassed;
     }
   }
-  if (fallback == FloatFallback::Float16) runInFloat16(node);
+  // In a model already in half precision (to-fp16) the layer keeps the type it read.
+  const bool half = readType == DataType::Float16 || readType == DataType::BFloat16;
+  if (fallback == FloatFallback::Float16 && !half) runInFloat16(node);
   return result;
 }
 

@@ -28,6 +28,11 @@ struct QuantizedLayer {
 /// The quantized layers of the main graph, in graph order.
 std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph);
 
+/// `value` (the input of QuantizeLinear `q`) in the element type DequantizeLinear `dq` returns:
+/// itself when their scales have one type, else through a Cast inserted before `dq` (to-fp16
+/// gives float16 scales to a DequantizeLinear fed by a float32 QuantizeLinear).
+Value* inDequantizedType(const Node& q, Node& dq, Value* value);
+
 /// The node at `position` in `graph`'s node order (nullptr past the end).
 Node* nodeAtPosition(const Graph& graph, size_t position);
 
