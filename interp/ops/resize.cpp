@@ -251,6 +251,58 @@ void interpolate(const KernelContext& ctx, const Array& x, Array& y,
               });
 }
 
+// Nearest without extrapolation: every output element copies one input element, found from one
+// precomputed offset per output coordinate and axis (a gather, no weights). Values are copied
+// exactly, -0.0 and integers beyond float's precision included.
+template <class T>
+void gatherNearest(const KernelContext& ctx, const Array& x, Array& y,
+                   const std::vector<AxisTaps>& axes) {
+  const Shape& in = x.shape();
+  const Shape& out = y.shape();
+  const size_t rank = in.size();
+  std::vector<std::vector<int64_t>> offsets(rank);
+  int64_t stride = 1;
+  for (size_t a = rank; a-- > 0;) {
+    offsets[a].resize(static_cast<size_t>(out[a]));
+    for (int64_t o = 0; o < out[a]; ++o) {
+      offsets[a][static_cast<size_t>(o)] = axes[a].taps[static_cast<size_t>(o)].index * stride;
+    }
+    stride *= in[a];
+  }
+  const T* xp = x.data<T>();
+  T* yp = y.data<T>();
+  const int64_t rows = rank > 1 ? product(out, 0, rank - 1) : 1;
+  const int64_t width = rank > 0 ? out[rank - 1] : 1;
+  const int64_t* last = rank > 0 ? offsets[rank - 1].data() : nullptr;
+  parallelFor(ctx.pool, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, width)),
+              [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r) {
+                  int64_t rest = r;
+                  int64_t base = 0;
+                  for (size_t a = rank - 1; a-- > 0;) {
+                    base += offsets[a][static_cast<size_t>(rest % out[a])];
+                    rest /= out[a];
+                  }
+                  T* row = yp + r * width;
+                  if (last == nullptr) {
+                    row[0] = xp[base];
+                    continue;
+                  }
+                  for (int64_t c = 0; c < width; ++c) row[c] = xp[base + last[c]];
+                }
+              });
+}
+
+bool isGather(const std::vector<AxisTaps>& axes) {
+  for (const AxisTaps& t : axes) {
+    if (t.tapsPerCoordinate != 1) return false;
+    for (size_t i = 0; i < t.taps.size(); ++i) {
+      if (t.outside[i] != 0 || t.taps[i].weight != 1.0f) return false;
+    }
+  }
+  return true;
+}
+
 // `scalesGiven`: the output size came from scales (not sizes).
 void runResize(const KernelContext& ctx, const Array& x, const Shape& outShape,
                const std::vector<float>& scales, bool scalesGiven, const std::vector<float>& roi,
@@ -276,7 +328,11 @@ void runResize(const KernelContext& ctx, const Array& x, const Shape& outShape,
                                dataTypeName(x.dataType())));
         }
       }
-      interpolate<T>(ctx, x, y, axes, o.extrapolation);
+      if (o.mode == Mode::Nearest && isGather(axes)) {
+        gatherNearest<T>(ctx, x, y, axes);
+      } else {
+        interpolate<T>(ctx, x, y, axes, o.extrapolation);
+      }
     });
   }
   ctx.outputs[0] = std::move(y);

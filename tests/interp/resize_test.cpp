@@ -3,6 +3,7 @@
 // extrapolation, opset-18 axes, and the errors for what is not supported.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,63 @@ TEST(Resize, NearestOnIntegers) {
   Array x = testing::makeArray<uint8_t>(DataType::UInt8, {1, 1, 1, 2}, {7, 9});
   Array y = SingleOp("Resize", 13).input(x).absent().input(floats({4}, {1, 1, 2, 2})).run1();
   EXPECT_EQ(values<uint8_t>(y), (std::vector<uint8_t>{7, 7, 9, 9, 7, 7, 9, 9}));
+}
+
+// Nearest copies elements: -0.0 stays -0.0 and int64 values beyond float's 24-bit precision stay
+// exact (a weighted sum in float would change both).
+TEST(Resize, NearestCopiesValuesExactly) {
+  Array x = floats({1, 2}, {-0.0f, 3.5f});
+  Array y = SingleOp("Resize", 13).input(x).absent().input(floats({2}, {1, 2})).run1();
+  std::vector<float> v = values<float>(y);
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_TRUE(std::signbit(v[0]) && std::signbit(v[1]));
+  EXPECT_EQ(v[2], 3.5f);
+  const int64_t big = (int64_t{1} << 53) + 1;
+  Array ints = testing::makeArray<int64_t>(DataType::Int64, {1, 1}, {big});
+  Array z = SingleOp("Resize", 13).input(ints).absent().input(floats({2}, {2, 3})).run1();
+  EXPECT_EQ(values<int64_t>(z), std::vector<int64_t>(6, big));
+}
+
+// Nearest over every axis of a 4-D tensor (the FPN upsampling of detectors), up and down, each
+// output element the input element the ONNX formula names: x[n, c, floor(h / sh), floor(w / sw)].
+TEST(Resize, NearestOverFourAxesIndexesEachAxis) {
+  std::vector<float> data(2 * 3 * 4 * 5);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  Array x = floats({2, 3, 4, 5}, data);
+  Array up = SingleOp("Resize", 13)
+                 .input(x)
+                 .absent()
+                 .input(floats({4}, {1, 1, 2, 3}))
+                 .attr("coordinate_transformation_mode", "asymmetric")
+                 .attr("nearest_mode", "floor")
+                 .run1();
+  ASSERT_EQ(up.shape(), (Shape{2, 3, 8, 15}));
+  std::vector<float> v = values<float>(up);
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t c = 0; c < 3; ++c) {
+      for (int64_t h = 0; h < 8; ++h) {
+        for (int64_t w = 0; w < 15; ++w) {
+          const float expected = data[static_cast<size_t>(((n * 3 + c) * 4 + h / 2) * 5 + w / 3)];
+          ASSERT_EQ(v[static_cast<size_t>(((n * 3 + c) * 8 + h) * 15 + w)], expected)
+              << n << "," << c << "," << h << "," << w;
+        }
+      }
+    }
+  }
+  Array down = SingleOp("Resize", 13)
+                   .input(x)
+                   .absent()
+                   .input(floats({4}, {1, 1, 0.5f, 0.4f}))
+                   .attr("coordinate_transformation_mode", "asymmetric")
+                   .attr("nearest_mode", "floor")
+                   .run1();
+  ASSERT_EQ(down.shape(), (Shape{2, 3, 2, 2}));
+  std::vector<float> d = values<float>(down);
+  // w: floor(0 / 0.4) = 0, floor(1 / 0.4) = 2; h: 0, 2.
+  EXPECT_EQ(d[0], data[0]);
+  EXPECT_EQ(d[1], data[2]);
+  EXPECT_EQ(d[2], data[10]);
+  EXPECT_EQ(d[3], data[12]);
 }
 
 TEST(Resize, UnsupportedRequestsAreClearErrors) {
