@@ -138,14 +138,80 @@ struct Interpreter::Plan {
   bool fuse = true;
   MemoryTracker* tracker = nullptr;  // set during run()
 
-  const GraphPlan& prepare(const Graph& graph, const KernelRegistry& registry);
+  const GraphPlan& prepare(Interpreter& self, const Graph& graph, const KernelRegistry& registry,
+                           uint64_t maxTensorBytes);
+  /// The outputs of `step` when every input is a constant (weights through DequantizeLinear,
+  /// shapes computed from constants): run once here rather than on every run. Empty when the
+  /// node must run each time (random ops, subgraphs) or when running it here fails (then it
+  /// fails at run time, with the run's context).
+  std::optional<std::vector<Array>> evaluateOnce(Interpreter& self, const GraphPlan& gp,
+                                                 const Step& step, uint64_t maxTensorBytes);
+  uint64_t hoistedBytes = 0;
   void planChains(GraphPlan& gp, const Graph& graph) const;
   std::vector<Array> execute(Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
                              const std::function<const Array*(const Value*)>& outer,
                              CaptureObserver* observer);
 };
 
-const GraphPlan& Interpreter::Plan::prepare(const Graph& graph, const KernelRegistry& registry) {
+namespace {
+
+// What a run must compute again each time although its inputs are constants.
+bool nondeterministic(const Node& node) {
+  static const std::unordered_set<std::string> ops = {
+      "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike",
+      "Bernoulli",    "Multinomial",      "Dropout"};
+  return ops.contains(node.opType());
+}
+
+// Constants computed at plan time are kept for the interpreter's life: at most this much, so a
+// model of large weights stored in 4 or 8 bits does not hold all of them dequantized.
+constexpr uint64_t kMaxHoistedBytes = uint64_t{1} << 29;
+
+}  // namespace
+
+std::optional<std::vector<Array>> Interpreter::Plan::evaluateOnce(Interpreter& self,
+                                                                  const GraphPlan& gp,
+                                                                  const Step& step,
+                                                                  uint64_t maxTensorBytes) {
+  const Node& node = *step.node;
+  if (nondeterministic(node) || !node.subgraphs().empty() ||
+      !Graph::implicitInputs(&node).empty()) {
+    return std::nullopt;
+  }
+  std::vector<const Array*> inputs;
+  for (const ValueRef& ref : step.inputs) {
+    if (ref.kind == ValueRef::Kind::Absent) {
+      inputs.push_back(nullptr);
+    } else if (ref.kind == ValueRef::Kind::Constant) {
+      inputs.push_back(&gp.constants[static_cast<size_t>(ref.index)]);
+    } else {
+      return std::nullopt;
+    }
+  }
+  std::vector<Array> outputs(node.numOutputs());
+  const std::function<const Array*(const Value*)> none = [](const Value*) -> const Array* {
+    return nullptr;
+  };
+  KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, none};
+  try {
+    AllocationLimitScope limit(maxTensorBytes);
+    (*step.kernel)(ctx);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!node.output(i)->isAbsent() && !outputs[i].valid()) return std::nullopt;
+    bytes += outputs[i].valid() ? outputs[i].byteSize() : 0;
+  }
+  if (hoistedBytes + bytes > kMaxHoistedBytes) return std::nullopt;
+  hoistedBytes += bytes;
+  return outputs;
+}
+
+const GraphPlan& Interpreter::Plan::prepare(Interpreter& self, const Graph& graph,
+                                            const KernelRegistry& registry,
+                                            uint64_t maxTensorBytes) {
   auto gp = std::make_unique<GraphPlan>();
   gp->graph = &graph;
   const Model& model = graph.model();
@@ -208,10 +274,17 @@ const GraphPlan& Interpreter::Plan::prepare(const Graph& graph, const KernelRegi
                           ? "this opset of the op is not supported by the interpreter"
                           : "the interpreter has no kernel for this op");
     }
-    for (Value* v : node->inputs()) {
-      step.inputs.push_back(refOf(v));
-      markUse(step.inputs.back(), stepIndex);
+    for (Value* v : node->inputs()) step.inputs.push_back(refOf(v));
+    if (std::optional<std::vector<Array>> values = evaluateOnce(self, *gp, step, maxTensorBytes)) {
+      for (size_t i = 0; i < node->numOutputs(); ++i) {
+        Value* out = node->output(i);
+        if (out->isAbsent()) continue;
+        gp->constantOf[out] = static_cast<int32_t>(gp->constants.size());
+        gp->constants.push_back(std::move((*values)[i]));
+      }
+      continue;
     }
+    for (const ValueRef& ref : step.inputs) markUse(ref, stepIndex);
     for (Value* v : Graph::implicitInputs(node)) markUse(refOf(v), stepIndex);
     for (Value* out : node->outputs()) {
       if (out->isAbsent()) {
@@ -243,7 +316,7 @@ const GraphPlan& Interpreter::Plan::prepare(const Graph& graph, const KernelRegi
   const GraphPlan& result = *gp;
   graphs[&graph] = std::move(gp);
   for (Node* node : graph.nodes()) {
-    for (Graph* sub : node->subgraphs()) prepare(*sub, registry);
+    for (Graph* sub : node->subgraphs()) prepare(self, *sub, registry, maxTensorBytes);
   }
   return result;
 }
@@ -447,7 +520,7 @@ Interpreter::Interpreter(const Graph& graph, RunOptions options)
   plan_->threads = threads;
   plan_->fuse = options_.fuse;
   if (threads > 1) plan_->pool = std::make_unique<ThreadPool>(threads);
-  plan_->prepare(graph, KernelRegistry::builtin());
+  plan_->prepare(*this, graph, KernelRegistry::builtin(), options_.maxTensorBytes);
 }
 
 Interpreter::~Interpreter() {

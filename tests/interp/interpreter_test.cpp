@@ -163,6 +163,40 @@ TEST(Interpreter, AllocationsOverTheLimitFailCleanly) {
   EXPECT_NE(message.find("Expand"), std::string::npos) << message;
 }
 
+// Nodes reading only constants (a weight's DequantizeLinear, shape arithmetic) run once when the
+// plan is made; their values are the same on every run and are reported to observers.
+TEST(Interpreter, ConstantOnlyNodesGiveTheSameValuesOnEveryRun) {
+  GraphBuilder b;
+  Value* x = b.input("x");
+  Value* w = b.constant("w", floats({2}, {1.5f, -2}));
+  Value* three = b.constant("three", floats({1}, {3}));
+  Value* scaled = b.node("Mul", {w, three})->output(0);
+  b.output(b.node("Add", {x, scaled})->output(0));
+  Interpreter interp(b.graph());
+  for (int i = 0; i < 2; ++i) {
+    Recorder recorder;
+    recorder.values = {scaled};
+    auto out = interp.run({{"x", floats({2}, {1, 1})}}, &recorder);
+    EXPECT_EQ(doubles(out[0]), (std::vector<double>{5.5, -5}));
+    EXPECT_EQ(recorder.seen[scaled->name()], (std::vector<double>{4.5, -6}));
+  }
+}
+
+// A constant-only node whose kernel fails is not run ahead: the run reports it, naming the node,
+// as for any other node.
+TEST(Interpreter, ConstantOnlyNodeErrorsComeFromTheRun) {
+  GraphBuilder b;
+  Value* x = b.input("x");
+  Value* data = b.constant("data", floats({4}, {1, 2, 3, 4}));
+  Value* shape = b.constant("shape", int64s({1}, {3}));
+  Node* bad = b.node("Reshape", {data, shape});
+  bad->setName("bad_reshape");
+  b.output(b.node("Add", {x, bad->output(0)})->output(0));
+  Interpreter interp(b.graph());
+  std::string message = messageOf([&] { interp.run({{"x", floats({3}, {1, 1, 1})}}); });
+  EXPECT_NE(message.find("bad_reshape"), std::string::npos) << message;
+}
+
 TEST(Interpreter, RegistryPicksTheNewestKernelNotAfterTheOpset) {
   KernelRegistry registry;
   int picked = 0;
