@@ -60,12 +60,18 @@ void PairedHistogram::grow(bool downward) {
 
 void PairedHistogram::count(std::vector<double>& counts, std::span<const double> values) {
   const double last = static_cast<double>(counts.size() - 1);
+  // Integer counts while scanning (no floating-point add chained on one bin), added to the
+  // bins once: the same totals, exactly.
+  std::vector<uint64_t> local(counts.size(), 0);
+  uint64_t counted = 0;
   for (double v : values) {
     if (!std::isfinite(v)) continue;
-    double index = std::floor((v - low_) / width_);
-    counts[static_cast<size_t>(std::clamp(index, 0.0, last))] += 1;
-    ++total_;
+    const double index = std::floor((v - low_) / width_);
+    ++local[static_cast<size_t>(std::clamp(index, 0.0, last))];
+    ++counted;
   }
+  for (size_t i = 0; i < counts.size(); ++i) counts[i] += static_cast<double>(local[i]);
+  total_ += counted;
 }
 
 PairedHistogram PairedHistogram::downsampled(int bins) const {
