@@ -1,9 +1,12 @@
 // Quantization kernels: QuantizeLinear, DequantizeLinear (per tensor, per axis from opset 13,
-// blocked from opset 21; 4-, 8- and 16-bit integers, int32 for DequantizeLinear) and
-// DynamicQuantizeLinear. Rounding is half to even with saturation, bit-identical to ONNX Runtime.
+// blocked from opset 21; 4-, 8- and 16-bit integers, int32 for DequantizeLinear, and the four
+// float8 types from opset 19) and DynamicQuantizeLinear. Integer rounding is half to even with
+// saturation, float8 conversion as qopt/ir/Float8.h describes (the saturate attribute chooses
+// clamping or inf/NaN); both bit-identical to ONNX Runtime.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -12,6 +15,7 @@
 #include "KernelSupport.h"
 #include "QuantMath.h"
 #include "ThreadPool.h"
+#include "qopt/ir/Float8.h"
 
 namespace qopt::interp {
 
@@ -37,9 +41,7 @@ void dispatchQuantized(const KernelContext& ctx, DataType type, bool allowInt32,
     default:
       break;
   }
-  if (type == DataType::Float8E4M3FN || type == DataType::Float8E4M3FNUZ ||
-      type == DataType::Float8E5M2 || type == DataType::Float8E5M2FNUZ ||
-      type == DataType::Float4E2M1) {
+  if (type == DataType::Float4E2M1) {
     ctx.fail(
         fmt::format("{} quantization is not supported by the interpreter", dataTypeName(type)));
   }
@@ -58,6 +60,22 @@ void checkTypeOpset(const KernelContext& ctx, DataType type) {
                     type == DataType::UInt4;
   if (wide && quantOpset(ctx) < 21) {
     ctx.fail(fmt::format("{} needs opset 21", dataTypeName(type)));
+  }
+  if (isFloat8(type) && quantOpset(ctx) < 19) {
+    ctx.fail(fmt::format("{} needs opset 19", dataTypeName(type)));
+  }
+}
+
+// ONNX leaves a float8 zero point unused ("usually not used", with the integer formula kept for
+// form) and ONNX Runtime ignores it: only 0 has one meaning, so anything else is refused.
+void checkFloat8ZeroPoint(const KernelContext& ctx, const Array* zeroPoint) {
+  if (zeroPoint == nullptr) return;
+  for (int64_t i = 0; i < zeroPoint->numel(); ++i) {
+    const double v = zeroPoint->getDouble(i);
+    if (v != 0) {
+      ctx.fail(fmt::format("a {} zero point must be 0, got {} at index {}",
+                           dataTypeName(zeroPoint->dataType()), v, i));
+    }
   }
 }
 
@@ -161,6 +179,41 @@ DataType quantizeOutputType(const KernelContext& ctx, const Array* zeroPoint) {
   return zeroPoint ? zeroPoint->dataType() : DataType::UInt8;
 }
 
+// Calls fn(TypeTag<X>{}) with X the element type of QuantizeLinear's input x.
+template <class Fn>
+void dispatchQuantizeInput(const KernelContext& ctx, DataType type, Fn&& fn) {
+  switch (type) {
+    case DataType::Float:
+      return fn(TypeTag<float>{});
+    case DataType::Float16:
+      return fn(TypeTag<Half>{});
+    case DataType::BFloat16:
+      return fn(TypeTag<BFloat16>{});
+    case DataType::Int32:
+      return fn(TypeTag<int32_t>{});
+    default:
+      ctx.fail(fmt::format("x of type {} is not supported", dataTypeName(type)));
+  }
+}
+
+// y = float8(x / scale): the quotient in float, as ONNX Runtime computes it, then rounded once.
+void quantizeToFloat8(const KernelContext& ctx, const Array& x, const ParamLayout& l,
+                      const std::vector<float>& scale, const Float8Format& format, Array& y) {
+  const bool saturate = ctx.node.attrInt("saturate", 1) != 0;
+  uint8_t* yp = y.data<uint8_t>();
+  dispatchQuantizeInput(ctx, x.dataType(), [&](auto xtag) {
+    using X = typename decltype(xtag)::type;
+    const X* xp = x.data<X>();
+    forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+      for (int64_t i = 0; i < l.inner; ++i) {
+        const size_t p = static_cast<size_t>(l.index(o, d, i));
+        const float v = static_cast<float>(toCompute(xp[offset + i])) / scale[p];
+        yp[offset + i] = doubleToFloat8(v, format, saturate);
+      }
+    });
+  });
+}
+
 void quantizeLinearKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
   const Array& scaleArray = ctx.in(1);
@@ -169,6 +222,13 @@ void quantizeLinearKernel(KernelContext& ctx) {
   checkTypeOpset(ctx, outType);
   const ParamLayout l = paramLayout(ctx, x.shape(), scaleArray, zeroPoint);
   const std::vector<float> scale = floatValues(ctx, scaleArray, "y_scale");
+  Array y(outType, x.shape());
+  if (std::optional<Float8Format> format = float8Format(outType)) {
+    checkFloat8ZeroPoint(ctx, zeroPoint);
+    quantizeToFloat8(ctx, x, l, scale, *format, y);
+    ctx.outputs[0] = std::move(y);
+    return;
+  }
   const QuantRange range = quantRange(outType);
   std::vector<int32_t> zp(scale.size(), 0);
   if (zeroPoint) {
@@ -176,12 +236,11 @@ void quantizeLinearKernel(KernelContext& ctx) {
       zp[i] = static_cast<int32_t>(zeroPoint->getInt64(static_cast<int64_t>(i)));
     }
   }
-  Array y(outType, x.shape());
   if (x.dataType() != DataType::Int32) dispatchFloat(x.dataType(), [](auto) {});
   dispatchQuantized(ctx, outType, false, [&](auto qtag) {
     using Q = typename decltype(qtag)::type;
     Q* yp = y.data<Q>();
-    auto run = [&](auto xtag) {
+    dispatchQuantizeInput(ctx, x.dataType(), [&](auto xtag) {
       using X = typename decltype(xtag)::type;
       const X* xp = x.data<X>();
       forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
@@ -192,25 +251,31 @@ void quantizeLinearKernel(KernelContext& ctx) {
           yp[offset + i] = static_cast<Q>(quantizeValue(v, zp[p], range));
         }
       });
-    };
-    switch (x.dataType()) {
-      case DataType::Float:
-        run(TypeTag<float>{});
-        break;
-      case DataType::Float16:
-        run(TypeTag<Half>{});
-        break;
-      case DataType::BFloat16:
-        run(TypeTag<BFloat16>{});
-        break;
-      case DataType::Int32:
-        run(TypeTag<int32_t>{});
-        break;
-      default:
-        ctx.fail(fmt::format("x of type {} is not supported", dataTypeName(x.dataType())));
-    }
+    });
   });
   ctx.outputs[0] = std::move(y);
+}
+
+// y = float(x) * scale in float, as ONNX Runtime; float8 values are exact in float.
+void dequantizeFloat8(const KernelContext& ctx, const Array& x, const ParamLayout& l,
+                      const std::vector<float>& scale, const Float8Format& format, Array& y) {
+  std::array<float, 256> decoded{};
+  for (int code = 0; code < 256; ++code) {
+    decoded[static_cast<size_t>(code)] =
+        static_cast<float>(float8ToDouble(static_cast<uint8_t>(code), format));
+  }
+  const uint8_t* xp = x.data<uint8_t>();
+  dispatchFloat(y.dataType(), [&](auto ytag) {
+    using Y = typename decltype(ytag)::type;
+    Y* yp = y.data<Y>();
+    forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+      for (int64_t i = 0; i < l.inner; ++i) {
+        const size_t p = static_cast<size_t>(l.index(o, d, i));
+        yp[offset + i] = fromCompute<Y>(
+            static_cast<ComputeT<Y>>(decoded[xp[offset + i]] * scale[p]));
+      }
+    });
+  });
 }
 
 void dequantizeLinearKernel(KernelContext& ctx) {
@@ -224,6 +289,14 @@ void dequantizeLinearKernel(KernelContext& ctx) {
   }
   const ParamLayout l = paramLayout(ctx, x.shape(), scaleArray, zeroPoint);
   const std::vector<float> scale = floatValues(ctx, scaleArray, "x_scale");
+  // The output has the scale's type (float before opset 19).
+  Array y(scaleArray.dataType(), x.shape());
+  if (std::optional<Float8Format> format = float8Format(x.dataType())) {
+    checkFloat8ZeroPoint(ctx, zeroPoint);
+    dequantizeFloat8(ctx, x, l, scale, *format, y);
+    ctx.outputs[0] = std::move(y);
+    return;
+  }
   std::vector<int64_t> zp(scale.size(), 0);
   if (zeroPoint) {
     for (size_t i = 0; i < zp.size(); ++i) zp[i] = zeroPoint->getInt64(static_cast<int64_t>(i));
@@ -232,8 +305,6 @@ void dequantizeLinearKernel(KernelContext& ctx) {
       std::any_of(zp.begin(), zp.end(), [](int64_t z) { return z != 0; })) {
     ctx.fail("an int32 input must have a zero point of 0");
   }
-  // The output has the scale's type (float before opset 19).
-  Array y(scaleArray.dataType(), x.shape());
   dispatchQuantized(ctx, x.dataType(), true, [&](auto qtag) {
     using Q = typename decltype(qtag)::type;
     const Q* xp = x.data<Q>();

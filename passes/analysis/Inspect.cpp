@@ -60,7 +60,8 @@ void printInspectTable(const InspectResult& result, std::ostream& out) {
   for (const LayerInfo& layer : result.layers) {
     const DequantizedInput* w = layer.weight && layer.weightValue ? &*layer.weight : nullptr;
     const DequantizedInput* a = layer.activation ? &*layer.activation : nullptr;
-    std::string why = layer.precision == Precision::Int8 ? std::string() : layer.reason;
+    const bool quantized = layer.precision == Precision::Int8 || layer.precision == Precision::Fp8;
+    std::string why = quantized ? std::string() : layer.reason;
     for (const std::string& n : layer.notes) why += (why.empty() ? "" : "; ") + n;
     table.addRow(
         {layerName(*layer.node), layer.node->opType(), std::string(precisionName(layer.precision)),

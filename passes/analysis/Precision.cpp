@@ -157,8 +157,20 @@ void addQuantizationNotes(const DequantizedInput& in, std::string_view role,
 }
 
 std::string notIntegerReason(const DequantizedInput& in, const Value* value) {
-  return fmt::format("{} comes through DequantizeLinear of {}, not an 8-bit integer type",
-                     valueLabel(value), dataTypeName(in.quantizedType));
+  return fmt::format(
+      "{} comes through DequantizeLinear of {}, not an 8-bit integer type or "
+      "FLOAT8E4M3FN",
+      valueLabel(value), dataTypeName(in.quantizedType));
+}
+
+// One input FP8 and the other INT8 (or float8 of another kind): TensorRT has no kernel taking
+// both, so the layer runs in float.
+std::string mixedReason(const DequantizedInput& a, const Value* aValue, const DequantizedInput& b,
+                        const Value* bValue) {
+  return fmt::format(
+      "{} comes through DequantizeLinear of {} and {} of {}: no FP8 or INT8 kernel takes both",
+      valueLabel(aValue), dataTypeName(a.quantizedType), valueLabel(bValue),
+      dataTypeName(b.quantizedType));
 }
 
 std::string castTargetName(const Node& cast) {
@@ -179,12 +191,19 @@ bool fusesAsInt8(const std::optional<DequantizedInput>& in) {
   return in && in->cast == nullptr && in->isInteger8OrNarrower();
 }
 
+// The same for FP8: float8 E4M3FN dequantized right before the layer.
+bool fusesAsFp8(const std::optional<DequantizedInput>& in) {
+  return in && in->cast == nullptr && in->isFloat8E4M3();
+}
+
 }  // namespace
 
 std::string_view precisionName(Precision precision) {
   switch (precision) {
     case Precision::Int8:
       return "INT8";
+    case Precision::Fp8:
+      return "FP8";
     case Precision::Fp16:
       return "FP16";
     case Precision::Fp32:
@@ -319,14 +338,32 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
     return layer;
   }
 
+  const bool actFp8 = fusesAsFp8(layer.activation);
+  const bool weightFp8 = fusesAsFp8(layer.weight);
+  if (actFp8 && weightFp8) {
+    layer.precision = Precision::Fp8;
+    layer.reason = weightIndex ? "input and weight come through float8 DequantizeLinear"
+                               : "both inputs come through float8 DequantizeLinear";
+    addQuantizationNotes(*layer.activation, "the input", layer.notes);
+    addQuantizationNotes(*layer.weight, weightIndex ? "the weight" : "the second input",
+                         layer.notes);
+    if (layer.activation->perChannel()) {
+      layer.notes.push_back(
+          "the input has per-channel scales; TensorRT takes per-channel scales for weights only");
+    }
+    return layer;
+  }
+
   const std::string secondRole = weightIndex ? "weight" : "input";
-  if (layer.activation && layer.activation->cast) {
+  if ((actInt && weightFp8) || (actFp8 && weightInt)) {
+    layer.reason = mixedReason(*layer.activation, data, *layer.weight, second);
+  } else if (layer.activation && layer.activation->cast) {
     layer.reason = castReason(*layer.activation, data);
   } else if (layer.weight && layer.weight->cast) {
     layer.reason = castReason(*layer.weight, second);
-  } else if (layer.activation && !actInt) {
+  } else if (layer.activation && !actInt && !actFp8) {
     layer.reason = notIntegerReason(*layer.activation, data);
-  } else if (layer.weight && !weightInt) {
+  } else if (layer.weight && !weightInt && !weightFp8) {
     layer.reason = notIntegerReason(*layer.weight, second);
   } else if (!layer.activation && !layer.weight) {
     layer.reason = "not quantized: no input comes through DequantizeLinear";

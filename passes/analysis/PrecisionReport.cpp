@@ -10,6 +10,7 @@ namespace {
 
 PrecisionTotals& totalsFor(PrecisionReport& report, Precision precision) {
   return precision == Precision::Int8   ? report.int8
+         : precision == Precision::Fp8  ? report.fp8
          : precision == Precision::Fp16 ? report.fp16
                                         : report.fp32;
 }
@@ -56,6 +57,8 @@ const PrecisionTotals& PrecisionReport::totals(Precision precision) const {
   switch (precision) {
     case Precision::Int8:
       return int8;
+    case Precision::Fp8:
+      return fp8;
     case Precision::Fp16:
       return fp16;
     case Precision::Fp32:
@@ -129,11 +132,16 @@ std::string precisionSummaryLine(const PrecisionReport& report) {
   auto percent = [&](const PrecisionTotals& t) {
     return 100.0 * shareOf(t.macs, report.totalMacs);
   };
+  // FP8 is named only in models that have it: the INT8 line every other model prints stays.
+  const std::string fp8 =
+      report.fp8.layers > 0
+          ? fmt::format(", FP8 {} ({:.1f}%)", report.fp8.layers, percent(report.fp8))
+          : std::string();
   return fmt::format(
-      "{} compute layers, {} MACs: INT8 {} layers ({:.1f}% of MACs), FP16 {} ({:.1f}%), "
+      "{} compute layers, {} MACs: INT8 {} layers ({:.1f}% of MACs){}, FP16 {} ({:.1f}%), "
       "FP32 {} ({:.1f}%)",
       report.layers.size(), compactCount(report.totalMacs), report.int8.layers,
-      percent(report.int8), report.fp16.layers, percent(report.fp16), report.fp32.layers,
+      percent(report.int8), fp8, report.fp16.layers, percent(report.fp16), report.fp32.layers,
       percent(report.fp32));
 }
 
@@ -154,6 +162,7 @@ Json precisionSummaryJson(const PrecisionReport& report) {
   summary.append("INT8", totalsJson(report.int8, report.totalMacs));
   summary.append("FP16", totalsJson(report.fp16, report.totalMacs));
   summary.append("FP32", totalsJson(report.fp32, report.totalMacs));
+  summary.append("FP8", totalsJson(report.fp8, report.totalMacs));
   summary.append("layers-without-macs", report.layersWithoutMacs);
   summary.append("other-ops-fp16", report.otherHalf);
   summary.append("other-ops-fp32", static_cast<int64_t>(report.otherFloat32.size()));

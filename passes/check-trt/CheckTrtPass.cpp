@@ -1,13 +1,17 @@
 // check-trt: a read-only pass that lists every construct TensorRT would reject or silently read
 // differently (zero points, UINT8, scales, per-channel axes, INT32 biases, opset), the placement
 // that leaves a Q/DQ model mostly in float, and the builder flags the model needs, for one
-// TensorRT version. One line per finding (severity, id, node, cause, fix) on the diagnostics
+// TensorRT version, and for FP8 models the version and GPU FP8 needs (Fp8Checks.h). One line per
+// finding (severity, id, node, cause, fix) on the diagnostics
 // stream, statistics per id, and the findings under results["check-trt"]. With strict=true any
 // error is a failed check (exit code 1); the model is never changed.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "BuildFlags.h"
 #include "Finding.h"
+#include "Fp8Checks.h"
 #include "Placement.h"
 #include "QdqChecks.h"
 #include "qopt/analysis/PrecisionReport.h"
@@ -29,6 +33,13 @@ class CheckTrtPass : public Pass {
              "needs (read-only)") {}
 
   void validateOptions() const override {
+    if (!computeCapability_->empty()) {
+      try {
+        checktrt::parseComputeCapability(*computeCapability_);
+      } catch (const Error& e) {
+        failOption("compute-capability", e.cause());
+      }
+    }
     if ((*version_).empty()) return;
     try {
       parseTrtVersion(*version_);
@@ -46,6 +57,11 @@ class CheckTrtPass : public Pass {
     checktrt::checkQdqNodes(model, version, findings);
     const checktrt::PlacementSummary placement =
         checktrt::checkPlacement(model.graph(), precisions, findings);
+    std::optional<checktrt::ComputeCapability> gpu;
+    if (!computeCapability_->empty()) {
+      gpu = checktrt::parseComputeCapability(*computeCapability_);
+    }
+    checktrt::checkFp8(model.graph(), precisions, version, gpu, findings);
     const std::string flags = checktrt::buildFlagsText(version, placement);
     const checktrt::FindingCounts counts = checktrt::countFindings(findings);
 
@@ -116,6 +132,7 @@ class CheckTrtPass : public Pass {
     Json layers = Json::object();
     layers.append("weighted", placement.weightedLayers);
     layers.append("int8", placement.int8Layers);
+    if (placement.fp8Layers > 0) layers.append("fp8", placement.fp8Layers);
     Json floatNames = Json::array();
     for (const std::string& name : placement.floatLayers) floatNames.push(name);
     layers.append("float", std::move(floatNames));
@@ -146,6 +163,9 @@ class CheckTrtPass : public Pass {
                                "TensorRT version to check for, e.g. 8.6, 10.3, 11.0 (empty: the "
                                "target's)"};
   Option<bool> strict_{*this, "strict", false, "Fail (exit code 1) when any error is found"};
+  Option<std::string> computeCapability_{
+      *this, "compute-capability", "",
+      "The target GPU's compute capability, e.g. 8.9, for FP8 (empty: an FP8 model gets a note)"};
   TargetOption target_{*this};
 };
 

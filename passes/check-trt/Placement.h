@@ -16,6 +16,7 @@ struct PlacementSummary {
   bool hasQdq = false;  // QuantizeLinear or DequantizeLinear nodes anywhere (subgraphs too)
   int64_t weightedLayers = 0;
   int64_t int8Layers = 0;
+  int64_t fp8Layers = 0;
   int64_t fp16Layers = 0;
   std::vector<std::string> floatLayers;  // names, in graph order
 
@@ -29,7 +30,8 @@ struct PlacementSummary {
 PlacementSummary checkPlacement(const Graph& graph, const analysis::PrecisionReport& precisions,
                                 std::vector<Finding>& findings);
 
-/// "3 of 53 weighted layers run in INT8, 50 in float (FP32: a, b, c, ...)".
+/// "3 of 53 weighted layers run in INT8, 50 in float (FP32: a, b, c, ...)"; FP8 models:
+/// "0 of 53 weighted layers run in INT8, 53 in FP8".
 std::string placementText(const PlacementSummary& summary);
 
 }  // namespace qopt::checktrt

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "qopt/analysis/DataSet.h"
@@ -59,6 +61,13 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
   return run;
 }
 
+std::string typeWord(DataType type) {
+  std::string word(dataTypeName(type));
+  std::transform(word.begin(), word.end(), word.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return word;
+}
+
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
                                        quant::CalibratorKind calibrator, uint64_t samples) {
   quant::ScaleEntry entry;
@@ -66,7 +75,7 @@ quant::ScaleEntry activationScaleEntry(const std::string& tensor, const Activati
   entry.amax = {params.amax};
   entry.scale = {params.scale};
   entry.zeroPoint = {params.zeroPoint};
-  entry.type = params.isUnsigned ? "uint8" : "int8";
+  entry.type = typeWord(params.type);
   entry.calibrator = std::string(quant::calibratorName(calibrator));
   entry.samples = samples;
   return entry;
@@ -78,7 +87,7 @@ quant::ScaleEntry weightScaleEntry(const std::string& tensor, const QuantizedWei
   entry.amax = weight.amax;
   entry.scale.assign(weight.scales.begin(), weight.scales.end());
   entry.zeroPoint.assign(weight.scales.size(), 0);
-  entry.type = "int8";
+  entry.type = typeWord(weight.values.dataType());
   if (weight.axis >= 0) entry.axis = weight.axis;
   entry.calibrator = "weights";
   return entry;
@@ -91,6 +100,13 @@ void writeTensorRtCache(const std::vector<quant::ScaleEntry>& entries, const Tar
   cache.algorithm = std::string(quant::cacheAlgorithmFor(quant::calibratorName(calibrator)));
   for (const quant::ScaleEntry& entry : entries) {
     if (entry.calibrator == "weights" || entry.scale.size() != 1) continue;
+    if (entry.type != "int8" && entry.type != "uint8") {
+      // TensorRT's calibration cache is INT8 implicit quantization: an FP8 scale has no place in
+      // it (amax / 127 there would quietly turn an FP8 plan into an INT8 one).
+      throw Error(
+          ErrorKind::Input, path, fmt::format("tensor '{}'", entry.tensor),
+          fmt::format("a TensorRT calibration cache holds INT8 scales only, not {}", entry.type));
+    }
     // The cache holds symmetric scales amax / 127 whatever the Q/DQ model's own scheme.
     float scale = entry.amax[0] > 0 ? static_cast<float>(entry.amax[0] / 127.0) : kZeroRangeScale;
     cache.entries.push_back({entry.tensor, scale});

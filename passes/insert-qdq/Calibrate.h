@@ -32,12 +32,16 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
                          PassContext& context, size_t limit, const std::string& passName,
                          int threads = 0);
 
+/// The lower-case type name a scales file records ("int8", "uint8", "float8e4m3fn").
+std::string typeWord(DataType type);
+
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
                                        quant::CalibratorKind calibrator, uint64_t samples);
 quant::ScaleEntry weightScaleEntry(const std::string& tensor, const QuantizedWeight& weight);
 
 /// Writes the TensorRT calibration cache of the activations in `entries` (weights are left
-/// out: TensorRT computes their scales itself) for TensorRT `target`'s version.
+/// out: TensorRT computes their scales itself) for TensorRT `target`'s version. Throws
+/// qopt::Error for an entry that is not int8 or uint8: the cache is INT8 only.
 void writeTensorRtCache(const std::vector<quant::ScaleEntry>& entries, const Target& target,
                         quant::CalibratorKind calibrator, const std::string& path);
 

@@ -1,7 +1,9 @@
 // insert-qdq: calibrates a float model and inserts QuantizeLinear / DequantizeLinear where the
 // deployment target fuses them (see Placement.h): int8 symmetric activations per tensor and int8
 // per-channel weights for TensorRT (and generic), uint8 asymmetric activations with int32 biases
-// for ONNX Runtime's QDQ format. Only the tensors that get Q/DQ are calibrated, in one pass over
+// for ONNX Runtime's QDQ format; with precision=fp8, float8 E4M3FN activations per tensor and
+// weights per channel, scale amax / 448 and zero point 0, at opset 19 (TensorRT's FP8, as NVIDIA's
+// Model Optimizer writes it). Only the tensors that get Q/DQ are calibrated, in one pass over
 // the data. Scales can be written as a qopt-scales JSON file and a TensorRT calibration cache.
 #include <fmt/format.h>
 
@@ -50,6 +52,11 @@ class InsertQdqPass : public Pass {
     }
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
     if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
+    if (fp8() && !cache_->empty()) {
+      failOption("cache",
+                 "TensorRT's calibration cache holds INT8 scales only; with precision=fp8 write "
+                 "the scales with scales=FILE.json (each records its type)");
+    }
     try {
       std::regex check(*excludeNodes_);
     } catch (const std::regex_error& e) {
@@ -69,7 +76,9 @@ class InsertQdqPass : public Pass {
     placementOptions.target = target;
     if (!excludeNodes_->empty()) placementOptions.excludeNodes.emplace(*excludeNodes_);
     placementOptions.excludeOps.insert(excludeOps_->begin(), excludeOps_->end());
-    placementOptions.quantizeBias = ortFormat;
+    // FP8 keeps the bias in float for every target: ONNX has no float8 bias form.
+    placementOptions.quantizeBias = ortFormat && !fp8();
+    placementOptions.fp8 = fp8();
     Graph& graph = model.graph();
     qdq::Placement plan = qdq::planPlacement(graph, placementOptions, result);
     result.statistics["nodes-excluded"] = static_cast<int64_t>(plan.excludedNodes.size());
@@ -91,11 +100,15 @@ class InsertQdqPass : public Pass {
     // rewritten to keep their meaning), and the placement made again on the converted graph.
     // high-precision=fp16/bf16 converts the unquantized rest after insertion, with half Q/DQ
     // scales: opset 19 as for a float16 model.
+    // Float8 Q/DQ types need 19 as well.
     halfPrecision = halfPrecision || *highPrecision_ != DataType::Float;
-    const int64_t needed = halfPrecision ? qdq::kHalfScaleOpset : perAxis ? qdq::kPerAxisOpset : 0;
-    if (needed > 0 &&
-        qdq::raiseOpset(model, needed, halfPrecision ? "half scales" : "per-channel weight scales",
-                        result)) {
+    const int64_t needed = fp8() || halfPrecision ? qdq::kHalfScaleOpset
+                           : perAxis              ? qdq::kPerAxisOpset
+                                                  : 0;
+    const char* why = fp8()           ? "float8 Q/DQ"
+                      : halfPrecision ? "half scales"
+                                      : "per-channel weight scales";
+    if (needed > 0 && qdq::raiseOpset(model, needed, why, result)) {
       PassResult replanned;  // its remarks repeat the ones given above
       plan = qdq::planPlacement(graph, placementOptions, replanned);
     }
@@ -105,11 +118,13 @@ class InsertQdqPass : public Pass {
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
     qdq::CalibrationRun calibration = qdq::calibrate(
         model, names, context, static_cast<size_t>(*samples_), name(), static_cast<int>(*threads_));
+    const CalibratorKind calibrator = calibratorKind();
     quant::CalibratorSpec spec;
-    spec.kind = *calibrator_;
+    spec.kind = calibrator;
     spec.percentile = *percentile_;
-    qdq::ActivationScheme scheme = ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
-                                             : qdq::ActivationScheme::SignedSymmetric;
+    qdq::ActivationScheme scheme = fp8()       ? qdq::ActivationScheme::Float8
+                                   : ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
+                                               : qdq::ActivationScheme::SignedSymmetric;
 
     std::vector<quant::ScaleEntry> scaleEntries;
     std::unordered_map<const Value*, qdq::ActivationParams> activationParams;
@@ -139,7 +154,7 @@ class InsertQdqPass : public Pass {
       }
       activationParams[site.value] = params;
       scaleEntries.push_back(
-          qdq::activationScaleEntry(site.value->name(), params, *calibrator_, calibration.samples));
+          qdq::activationScaleEntry(site.value->name(), params, calibrator, calibration.samples));
       insertActivation(graph, site, params, order, result);
     }
 
@@ -155,7 +170,7 @@ class InsertQdqPass : public Pass {
         std::optional<Tensor> tensor = fold::constantOf(site.weight);
         std::string what =
             fmt::format("weight '{}' of {}", site.weight->name(), site.node->describe());
-        qdq::QuantizedWeight quantized = qdq::quantizeWeight(*tensor, site.axis, what);
+        qdq::QuantizedWeight quantized = qdq::quantizeWeight(*tensor, site.axis, what, *precision_);
         if (quantized.zeroChannels > 0) {
           result.note(what, fmt::format("{} channel(s) are all 0: scale {} for them",
                                         quantized.zeroChannels, qdq::kZeroRangeScale));
@@ -166,8 +181,10 @@ class InsertQdqPass : public Pass {
             firstUser(site.weight, order), qdq::floatTypeOf(site.weight));
         it = weights.emplace(key, std::make_pair(dequantized, std::move(quantized))).first;
         result.statistics.add("weights-quantized");
-        result.applied(what, site.axis >= 0 ? fmt::format("int8 per channel on axis {}", site.axis)
-                                            : std::string("int8 per tensor"));
+        const std::string type = qdq::typeWord(*precision_);
+        result.applied(what, site.axis >= 0
+                                 ? fmt::format("{} per channel on axis {}", type, site.axis)
+                                 : fmt::format("{} per tensor", type));
       }
       if (redirected.count(site.weight) == 0) weightOrder.push_back(site.weight);
       redirected[site.weight].push_back({site.node, static_cast<uint32_t>(site.input)});
@@ -216,12 +233,22 @@ class InsertQdqPass : public Pass {
     }
     result.changed = true;
     if (*highPrecision_ != DataType::Float) convertRestToHalf(model, context, result);
-    writeFiles(scaleEntries, target, result);
-    publish(context, calibration, target);
+    writeFiles(scaleEntries, target, calibrator, result);
+    publish(context, calibration, target, calibrator);
     return result;
   }
 
  private:
+  bool fp8() const { return *precision_ == DataType::Float8E4M3FN; }
+
+  // NVIDIA's Model Optimizer calibrates FP8 with max: entropy's threshold search is built for
+  // int8's uniform grid, while E4M3's relative precision is the same across its range, so
+  // clipping outliers gains little. An explicit calibrator= wins.
+  CalibratorKind calibratorKind() const {
+    if (fp8() && !calibrator_.isExplicit()) return CalibratorKind::Max;
+    return *calibrator_;
+  }
+
   static Node* firstUser(const Value* value, const std::unordered_map<const Node*, size_t>& order) {
     Node* first = nullptr;
     for (const Use& use : value->uses()) {
@@ -256,7 +283,8 @@ class InsertQdqPass : public Pass {
     std::string how =
         params.isUnsigned
             ? fmt::format("uint8 scale {} zero point {}", params.scale, params.zeroPoint)
-            : fmt::format("int8 scale {} (amax {})", params.scale, params.amax);
+            : fmt::format("{} scale {} (amax {})", qdq::typeWord(params.type), params.scale,
+                          params.amax);
     if (*perConsumer_) {
       for (const Use& use : site.uses) {
         Value* dequantized = qdq::insertActivationPair(graph, site.value, params, use.user);
@@ -294,30 +322,40 @@ class InsertQdqPass : public Pass {
   }
 
   void writeFiles(const std::vector<quant::ScaleEntry>& entries, const Target& target,
-                  PassResult& result) const {
+                  CalibratorKind calibrator, PassResult& result) const {
     if (!scales_->empty()) {
       quant::writeScales(entries, *scales_);
       result.note("model", fmt::format("scales written to {}", *scales_));
     }
     if (!cache_->empty()) {
-      qdq::writeTensorRtCache(entries, target, *calibrator_, *cache_);
+      qdq::writeTensorRtCache(entries, target, calibrator, *cache_);
       result.note("model", fmt::format("TensorRT calibration cache written to {}", *cache_));
     }
   }
 
-  void publish(PassContext& context, const qdq::CalibrationRun& calibration,
-               const Target& target) const {
+  void publish(PassContext& context, const qdq::CalibrationRun& calibration, const Target& target,
+               CalibratorKind calibrator) const {
     Json& out = context.results()["insert-qdq"];
     out = Json::object();
     out["target"] = target.str();
-    out["calibrator"] = std::string(quant::calibratorName(*calibrator_));
+    out["precision"] = qdq::typeWord(*precision_);
+    out["calibrator"] = std::string(quant::calibratorName(calibrator));
     out["data"] = calibration.origin;
     out["samples"] = static_cast<uint64_t>(calibration.samples);
   }
 
   EnumOption<CalibratorKind> calibrator_{
       *this, "calibrator", CalibratorKind::Entropy,
-      "Activation calibrator (weights always use their max per channel)", calibratorSpellings()};
+      "Activation calibrator (weights always use their max per channel); precision=fp8 uses max "
+      "unless one is given",
+      calibratorSpellings()};
+  EnumOption<DataType> precision_{
+      *this,
+      "precision",
+      DataType::Int8,
+      "Quantized type: int8, or fp8 (float8 E4M3FN, scale amax/448, opset 19; TensorRT on compute "
+      "capability 8.9 or newer)",
+      {{DataType::Int8, "int8"}, {DataType::Float8E4M3FN, "fp8"}}};
   Option<double> percentile_{*this, "percentile", 99.99,
                              "Percentile of |x| for calibrator=percentile"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};

@@ -38,6 +38,12 @@ class Planner {
         result_.note(node->describe(), "its subgraphs are not quantized");
       }
       if (!isPlacementCandidate(*node)) continue;
+      if (options_.fp8 && (isPool(*node) || node->is("ConvTranspose"))) {
+        result_.missed(node->describe(),
+                       "not quantized: FP8 quantizes Conv, Gemm, MatMul and "
+                       "residual Add inputs only");
+        continue;
+      }
       if (isExcluded(*node)) {
         plan_.excludedNodes.push_back(node);
         result_.missed(node->describe(), "excluded: stays float");

@@ -58,6 +58,9 @@ struct PlacementOptions {
   std::optional<std::regex> excludeNodes;
   std::set<std::string> excludeOps;
   bool quantizeBias = false;
+  // FP8 (float8 E4M3FN): TensorRT's FP8 placement, inputs of Conv, Gemm, MatMul and residual
+  // Adds (pooling and ConvTranspose stay float).
+  bool fp8 = false;
 };
 
 /// The ops whose inputs insert-qdq quantizes (the residual Add included).

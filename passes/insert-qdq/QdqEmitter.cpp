@@ -51,7 +51,7 @@ Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor ten
 
 Value* insertActivationPair(Graph& graph, Value* x, const ActivationParams& params, Node* before) {
   const std::string& base = x->name();
-  DataType integerType = params.isUnsigned ? DataType::UInt8 : DataType::Int8;
+  const DataType integerType = params.type;
   const DataType floatType = floatTypeOf(x);
   Value* scaleValue =
       addNamedInitializer(graph, base + "_scale", scaleTensor(floatType, {}, {params.scale}));

@@ -11,14 +11,16 @@
 
 namespace qopt::qdq {
 
-/// x -> QuantizeLinear -> DequantizeLinear, both inserted before `before`; returns the
-/// DequantizeLinear output (x itself is left as it is, with all its uses).
+/// x -> QuantizeLinear -> DequantizeLinear to params.type (its zero point carries the type),
+/// both inserted before `before`; returns the DequantizeLinear output (x itself is left as it
+/// is, with all its uses).
 Value* insertActivationPair(Graph& graph, Value* x, const ActivationParams& params, Node* before);
 
-/// A DequantizeLinear of the integer tensor `values` (int8 weights or int32 bias) with per-axis
-/// (axis >= 0) or per-tensor scales and zero points 0, inserted before `before`. `baseName`
-/// names the new values. Returns the DequantizeLinear output, typed `floatType` (the type of the
-/// tensor it stands for: float, float16 or bfloat16, which the scales take) with `values`' dims.
+/// A DequantizeLinear of the quantized tensor `values` (int8 or float8 weights, int32 bias) with
+/// per-axis (axis >= 0) or per-tensor scales and zero points 0 of its type, inserted before
+/// `before`. `baseName` names the new values. Returns the DequantizeLinear output, typed
+/// `floatType` (the type of the tensor it stands for: float, float16 or bfloat16, which the scales
+/// take) with `values`' dims.
 Value* insertConstantDequantize(Graph& graph, const std::string& baseName, Tensor values,
                                 const std::vector<float>& scales, int64_t axis, Node* before,
                                 DataType floatType = DataType::Float);

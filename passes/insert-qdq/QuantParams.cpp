@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "qopt/ir/Error.h"
+#include "qopt/ir/Float8.h"
 
 namespace qopt::qdq {
 namespace {
@@ -21,15 +22,19 @@ ActivationParams activationParams(const quant::TensorStatistics& stats,
                                   const quant::CalibratorSpec& spec, ActivationScheme scheme) {
   ActivationParams params;
   params.isUnsigned = scheme == ActivationScheme::UnsignedAsymmetric;
+  params.type = scheme == ActivationScheme::Float8 ? DataType::Float8E4M3FN
+                : params.isUnsigned                ? DataType::UInt8
+                                                   : DataType::Int8;
   if (!params.isUnsigned) {
     params.amax = quant::computeAmax(stats, spec);
     params.rangeMin = static_cast<float>(-params.amax);
     params.rangeMax = static_cast<float>(params.amax);
+    const double levels = scheme == ActivationScheme::Float8 ? kFloat8E4M3Max : 127.0;
     if (!(params.amax > 0)) {
       params.zeroRange = true;
       params.scale = kZeroRangeScale;
     } else {
-      params.scale = static_cast<float>(params.amax / 127.0);
+      params.scale = static_cast<float>(params.amax / levels);
     }
     return params;
   }
@@ -53,13 +58,21 @@ ActivationParams activationParams(const quant::TensorStatistics& stats,
   return params;
 }
 
-QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what) {
+QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what,
+                               DataType type) {
+  const std::optional<Float8Format> float8 = float8Format(type);
+  if (type != DataType::Int8 && type != DataType::Float8E4M3FN) {
+    throw Error(
+        ErrorKind::Internal, "", what,
+        fmt::format("weights are quantized to INT8 or FLOAT8E4M3FN, not {}", dataTypeName(type)));
+  }
   QuantizedWeight out;
   out.axis = axis;
   out.amax = quant::weightAmax(weight, axis, what);
+  const double levels = float8 ? kFloat8E4M3Max : 127.0;
   for (double amax : out.amax) {
     if (amax > 0) {
-      out.scales.push_back(static_cast<float>(amax / 127.0));
+      out.scales.push_back(static_cast<float>(amax / levels));
     } else {
       out.scales.push_back(kZeroRangeScale);
       ++out.zeroChannels;
@@ -73,11 +86,24 @@ QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::st
     for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
   }
   std::vector<double> w = weight.toDoubles();
+  auto channelOf = [&](size_t i) {
+    return axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+  };
+  if (float8) {
+    // Saturating: a weight at amax lands on 448 exactly or, through the float scale's rounding,
+    // a hair above it, which must not become NaN.
+    std::vector<std::byte> codes(w.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      const double scaled = w[i] / static_cast<double>(out.scales[channelOf(i)]);
+      codes[i] = static_cast<std::byte>(doubleToFloat8(scaled, *float8, /*saturate=*/true));
+    }
+    out.values = Tensor(type, dims);
+    out.values.setRawBytes(std::move(codes));
+    return out;
+  }
   std::vector<int8_t> q(w.size());
   for (size_t i = 0; i < w.size(); ++i) {
-    size_t channel =
-        axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
-    double scaled = roundHalfEven(w[i] / static_cast<double>(out.scales[channel]));
+    double scaled = roundHalfEven(w[i] / static_cast<double>(out.scales[channelOf(i)]));
     q[i] = static_cast<int8_t>(std::clamp(scaled, -127.0, 127.0));
   }
   out.values = Tensor::fromPod<int8_t>(DataType::Int8, dims, q);

@@ -1,5 +1,6 @@
 // The numbers of a quantization: activation scale and zero point from calibrated statistics,
-// and int8 weights with their per-channel scales. Shared by insert-qdq and static-quant.
+// and int8 or float8 (E4M3FN) weights with their per-channel scales. Shared by insert-qdq and
+// static-quant.
 #pragma once
 
 #include <cstdint>
@@ -15,21 +16,28 @@ namespace qopt::qdq {
 /// and ONNX require a strictly positive scale, and any positive scale maps 0 to 0.
 inline constexpr float kZeroRangeScale = 1.0f / 1048576.0f;  // 2^-20
 
-/// How activations are quantized: int8 symmetric (TensorRT, generic) or uint8 asymmetric with a
-/// zero point from the range (ONNX Runtime's QDQ format, as quantize_static writes it).
-enum class ActivationScheme { SignedSymmetric, UnsignedAsymmetric };
+/// How activations are quantized: int8 symmetric (TensorRT, generic), uint8 asymmetric with a
+/// zero point from the range (ONNX Runtime's QDQ format, as quantize_static writes it), or
+/// float8 E4M3FN with amax mapped to its largest value, 448 (TensorRT's FP8, as NVIDIA's Model
+/// Optimizer writes it).
+enum class ActivationScheme { SignedSymmetric, UnsignedAsymmetric, Float8 };
+
+/// E4M3FN's largest finite value: FP8 scales are amax / 448.
+inline constexpr double kFloat8E4M3Max = 448.0;
 
 struct ActivationParams {
   float scale = 1;
   int64_t zeroPoint = 0;
   bool isUnsigned = false;
-  double amax = 0;     // the calibrator's threshold on |x|
-  float rangeMin = 0;  // the range the scale covers (asymmetric)
+  DataType type = DataType::Int8;  // Int8, UInt8 or Float8E4M3FN
+  double amax = 0;                 // the calibrator's threshold on |x|
+  float rangeMin = 0;              // the range the scale covers (asymmetric)
   float rangeMax = 0;
   bool zeroRange = false;  // amax was 0: kZeroRangeScale was used
 };
 
-/// Scale and zero point for one activation. Symmetric: scale = amax / 127, zero point 0.
+/// Scale and zero point for one activation. Symmetric: scale = amax / 127 (float8: amax / 448),
+/// zero point 0.
 /// Asymmetric: the range [max(min, -amax), min(max, amax)] widened to include 0, scale =
 /// (hi - lo) / 255, zero point round(-lo / scale) in [0, 255] (quantize_static's rule; for the
 /// max calibrator it is the observed min and max).
@@ -37,17 +45,19 @@ ActivationParams activationParams(const quant::TensorStatistics& stats,
                                   const quant::CalibratorSpec& spec, ActivationScheme scheme);
 
 struct QuantizedWeight {
-  Tensor values;              // int8, the weight's dims, in [-127, 127]
+  Tensor values;              // int8 in [-127, 127] or float8 E4M3FN, the weight's dims
   std::vector<double> amax;   // one per channel (one when per tensor)
-  std::vector<float> scales;  // amax / 127 (kZeroRangeScale for an all-zero channel)
+  std::vector<float> scales;  // amax / 127 or / 448 (kZeroRangeScale for an all-zero channel)
   int64_t axis = -1;          // -1: per tensor
   int64_t zeroChannels = 0;   // channels whose weights are all 0
 };
 
-/// Symmetric int8 quantization of a float weight along `axis` (-1: per tensor) with each
-/// channel's max |w|: q = round-half-even(w / scale) saturated to [-127, 127]. Throws qopt::Error
+/// Symmetric quantization of a float weight along `axis` (-1: per tensor) with each channel's
+/// max |w|. Int8: q = round-half-even(w / scale) saturated to [-127, 127]; Float8E4M3FN: w / scale
+/// (computed in double) rounded once to E4M3FN, saturating (qopt/ir/Float8.h). Throws qopt::Error
 /// naming `what` for a non-float weight or a bad axis.
-QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what);
+QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what,
+                               DataType type = DataType::Int8);
 
 /// A bias quantized as ONNX Runtime's QDQ format does: int32 with scale input_scale *
 /// weight_scale[c] per output channel (channel count = bias size) and zero point 0.

@@ -33,12 +33,16 @@ class InspectPass : public Pass {
     PassResult result;
     result.statistics["layers"] = static_cast<int64_t>(inspected.layers.size());
     result.statistics["int8-layers"] = inspected.int8.layers;
+    if (inspected.fp8.layers > 0) result.statistics["fp8-layers"] = inspected.fp8.layers;
     result.statistics["fp16-layers"] = inspected.fp16.layers;
     result.statistics["fp32-layers"] = inspected.fp32.layers;
     result.statistics["int8-mac-permille"] =
         static_cast<int64_t>(inspected.int8MacShare() * 1000.0 + 0.5);
     for (const analysis::LayerInfo& layer : inspected.layers) {
-      if (layer.precision == analysis::Precision::Int8) continue;
+      if (layer.precision == analysis::Precision::Int8 ||
+          layer.precision == analysis::Precision::Fp8) {
+        continue;
+      }
       result.note(layer.node->describe(),
                   std::string(analysis::precisionName(layer.precision)) + ": " + layer.reason);
     }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "../fold-constants/ConstantValue.h"
+#include "qopt/ir/Float8.h"
 
 namespace qopt::stripqdq {
 
@@ -47,9 +48,15 @@ std::optional<QuantParams> readQuantParams(const Node& node, std::string* why) {
   }
   QuantParams p;
   p.type = quantizedType(node, zeroPoint);
-  if (!quantizedIntegerRange(p.type)) {
-    *why = fmt::format("its quantized type {} is not an integer type strip-qdq handles",
+  if (!quantizedIntegerRange(p.type) && !isFloat8(p.type)) {
+    *why = fmt::format("its quantized type {} is not an integer or float8 type strip-qdq handles",
                        dataTypeName(p.type));
+    return std::nullopt;
+  }
+  // A non-saturating float8 QuantizeLinear turns what lies beyond the range into inf or NaN:
+  // there is no clamp to restore in its place.
+  if (isFloat8(p.type) && node.opType() == "QuantizeLinear" && node.attrInt("saturate", 1) == 0) {
+    *why = "it is a float8 QuantizeLinear with saturate=0 (no clamp to restore)";
     return std::nullopt;
   }
   if (node.hasAttr("block_size") && node.attrInt("block_size", 0) != 0) {
@@ -68,7 +75,20 @@ std::optional<QuantParams> readQuantParams(const Node& node, std::string* why) {
       return std::nullopt;
     }
   }
-  if (zeroPoint) {
+  if (zeroPoint && isFloat8(p.type)) {
+    // ONNX leaves float8 zero points unused; only 0 means the same everywhere.
+    for (double z : zeroPoint->toDoubles()) {
+      if (z != 0) {
+        *why = fmt::format("its {} zero point {} is not 0", dataTypeName(p.type), z);
+        return std::nullopt;
+      }
+    }
+    p.zeroPoints.assign(p.scales.size(), 0);
+    if (zeroPoint->numElements() != p.scales.size()) {
+      *why = "its zero point and scale have different sizes";
+      return std::nullopt;
+    }
+  } else if (zeroPoint) {
     p.zeroPoints = zeroPoint->toInt64s();
     if (p.zeroPoints.size() != p.scales.size()) {
       *why = "its zero point and scale have different sizes";
@@ -87,6 +107,11 @@ bool sameQuantization(const QuantParams& a, const QuantParams& b) {
 }
 
 FloatRange representableRange(const QuantParams& params, size_t k) {
+  // Float8 (zero point 0): +-(largest finite value) * scale, where a saturating QuantizeLinear
+  // clamps (448 for E4M3FN), not int8's [-128, 127].
+  if (std::optional<Float8Format> f = float8Format(params.type)) {
+    return {-f->maxFinite * params.scales[k], f->maxFinite * params.scales[k]};
+  }
   const auto [qmin, qmax] = *quantizedIntegerRange(params.type);
   const double s = params.scales[k];
   const double zp = static_cast<double>(params.zeroPoints[k]);

@@ -1,7 +1,8 @@
-// The quantization a DequantizeLinear applies, read from its constant inputs: integer type,
-// scales, zero points and axis, and the range of float values the quantized type can represent,
-// [scale * (qmin - zp), scale * (qmax - zp)]. strip-qdq uses it to restore the clamp a
-// QuantizeLinear carried and to write the scales it removes.
+// The quantization a DequantizeLinear applies, read from its constant inputs: integer or float8
+// type, scales, zero points and axis, and the range of float values the quantized type can
+// represent, [scale * (qmin - zp), scale * (qmax - zp)] (float8: +-scale * its largest value).
+// strip-qdq uses it to restore the clamp a QuantizeLinear carried and to write the scales it
+// removes.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 namespace qopt::stripqdq {
 
 struct QuantParams {
-  DataType type = DataType::UInt8;  // the integer type (ONNX's default without zero point)
+  DataType type = DataType::UInt8;  // integer or float8 type (UINT8: ONNX's default)
   DataType scaleType = DataType::Float;
   std::vector<double> scales;
   std::vector<int64_t> zeroPoints;  // as many as scales (zeros when the input was omitted)

@@ -3,7 +3,11 @@
 checks that every one gives the first one's outputs: a model and its rewritten forms (another
 opset, say) must compute the same thing on an independent runtime.
 
-  same_on_ort.py [--node PATH] [--rtol 1e-6] [--seed N] ORIGINAL.onnx REWRITTEN.onnx...
+  same_on_ort.py [--node PATH] [--rtol 1e-6] [--seed N] [--qopt-run PATH]
+                 ORIGINAL.onnx REWRITTEN.onnx...
+
+With --qopt-run, each model also runs on qopt's interpreter, whose outputs must equal ONNX
+Runtime's on that model within --interp-rtol (default 1e-4, tests/ort/differential_test.py's).
 
 Inputs follow the first model's graph inputs (static shapes; float types drawn from a normal
 distribution, integers from 0..3, bools at random). Prints one line per model and exits 1 on a
@@ -71,11 +75,30 @@ def difference(actual, expected):
     return float(np.count_nonzero(actual != expected))
 
 
+def same_on_interpreter(args, model_path, inputs, ort_outputs, work, index):
+    """Runs `model_path` with qopt-run and compares with ONNX Runtime's outputs of that model."""
+    folder = os.path.join(work, f"qopt{index}")
+    proc = subprocess.run([args.qopt_run, model_path, "--inputs", inputs, "--outputs", folder],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"FAILED: qopt-run could not run {model_path}:\n{proc.stderr.strip()[-2000:]}")
+    worst = 0.0
+    for name, expected in ort_outputs.items():
+        worst = max(worst, difference(np.load(os.path.join(folder, file_stem(name) + ".npy")),
+                                      expected))
+    verdict = "same" if worst <= args.interp_rtol else "DIFFERENT"
+    print(f"{os.path.basename(model_path)}: {verdict} on qopt's interpreter as on ONNX Runtime "
+          f"(max relative error {worst:.3g})")
+    return worst <= args.interp_rtol
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--node", default="node")
     ap.add_argument("--rtol", type=float, default=1e-6)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--qopt-run", help="also check qopt's interpreter against ONNX Runtime")
+    ap.add_argument("--interp-rtol", type=float, default=1e-4)
     ap.add_argument("models", nargs="+")
     args = ap.parse_args()
     if not os.path.exists(os.path.join(ROOT, "node_modules", "onnxruntime-node", "package.json")):
@@ -87,8 +110,12 @@ def main():
                     np.random.default_rng(args.seed), inputs)
         reference = run_ort(args.node, args.models[0], inputs, os.path.join(work, "out0"))
         failed = False
+        if args.qopt_run:
+            failed = not same_on_interpreter(args, args.models[0], inputs, reference, work, 0)
         for i, path in enumerate(args.models[1:], start=1):
             got = run_ort(args.node, path, inputs, os.path.join(work, f"out{i}"))
+            if args.qopt_run:
+                failed = not same_on_interpreter(args, path, inputs, got, work, i) or failed
             worst = 0.0
             for name, expected in reference.items():
                 if name not in got:

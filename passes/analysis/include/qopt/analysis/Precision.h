@@ -24,9 +24,10 @@
 
 namespace qopt::analysis {
 
-enum class Precision { Int8, Fp16, Fp32 };
+/// Fp8: both inputs dequantized from float8 E4M3FN, the FP8 type TensorRT's ONNX parser takes.
+enum class Precision { Int8, Fp16, Fp32, Fp8 };
 
-/// "INT8", "FP16", "FP32".
+/// "INT8", "FP16", "FP32", "FP8".
 std::string_view precisionName(Precision precision);
 
 /// A layer input that reaches it through DequantizeLinear.
@@ -54,6 +55,8 @@ struct DequantizedInput {
   bool perChannel() const { return scaleCount > 1; }
   /// 8-bit or narrower integers: what TensorRT runs as INT8 (INT4 weights included).
   bool isInteger8OrNarrower() const;
+  /// Float8 E4M3FN: what TensorRT runs as FP8 (its parser takes no other float8 type).
+  bool isFloat8E4M3() const { return quantizedType == DataType::Float8E4M3FN; }
 };
 
 /// How `value` reaches its reader: through DequantizeLinear (looking through ops TensorRT

@@ -21,7 +21,7 @@ struct PrecisionTotals {
 
 struct PrecisionReport {
   std::vector<LayerInfo> layers;  // graph order; they point into the model, which must outlive
-  PrecisionTotals int8, fp16, fp32;
+  PrecisionTotals int8, fp16, fp32, fp8;
   uint64_t totalMacs = 0;
   int64_t layersWithoutMacs = 0;  // shapes unknown
   ObservedShapes shapes;
