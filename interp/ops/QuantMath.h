@@ -44,6 +44,23 @@ inline int32_t quantizeValue(float v, int32_t zeroPoint, QuantRange range) {
   return static_cast<int32_t>(static_cast<int64_t>(roundHalfToEven(v)) + zeroPoint);
 }
 
+/// quantizeValue for a target range within +-2^22 (the 4-, 8- and 16-bit types), with `lo` and
+/// `hi` the range less the zero point: the same result, rounded by the float adder (adding and
+/// subtracting 1.5 * 2^23 leaves the nearest integer, ties to even, in the default rounding
+/// mode nearbyint also follows) instead of a library call, so the loop calling it vectorizes.
+inline int32_t quantizeSmallRange(float v, int32_t zeroPoint, float lo, float hi) {
+  if (v != v) return zeroPoint;  // NaN
+  v = v < lo ? lo : (v > hi ? hi : v);
+  constexpr float kRoundingShift = 12582912.0f;  // 1.5 * 2^23
+  const float rounded = (v + kRoundingShift) - kRoundingShift;
+  return static_cast<int32_t>(rounded) + zeroPoint;
+}
+
+/// Whether quantizeSmallRange holds for `range` with any zero point inside it.
+inline bool isSmallRange(QuantRange range) {
+  return range.min >= -(1 << 22) && range.max <= (1 << 22);
+}
+
 /// saturate(round(float(acc) * multiplier) + zeroPoint), as MLAS's requantization computes it.
 inline int32_t requantize(int32_t acc, float multiplier, int32_t zeroPoint, QuantRange range) {
   return quantizeValue(static_cast<float>(acc) * multiplier, zeroPoint, range);

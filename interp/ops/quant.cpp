@@ -243,6 +243,23 @@ void quantizeLinearKernel(KernelContext& ctx) {
     dispatchQuantizeInput(ctx, x.dataType(), [&](auto xtag) {
       using X = typename decltype(xtag)::type;
       const X* xp = x.data<X>();
+      if (!l.blocked && isSmallRange(range)) {
+        // One scale and zero point per row: the common per-tensor and per-axis case.
+        forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+          const size_t p = static_cast<size_t>(l.index(o, d, 0));
+          const float s = scale[p];
+          const int32_t z = zp[p];
+          const float lo = static_cast<float>(static_cast<int64_t>(range.min) - z);
+          const float hi = static_cast<float>(static_cast<int64_t>(range.max) - z);
+          const X* in = xp + offset;
+          Q* out = yp + offset;
+          for (int64_t i = 0; i < l.inner; ++i) {
+            const float v = static_cast<float>(toCompute(in[i])) / s;
+            out[i] = static_cast<Q>(quantizeSmallRange(v, z, lo, hi));
+          }
+        });
+        return;
+      }
       forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
         for (int64_t i = 0; i < l.inner; ++i) {
           const size_t p = static_cast<size_t>(l.index(o, d, i));
@@ -271,8 +288,8 @@ void dequantizeFloat8(const KernelContext& ctx, const Array& x, const ParamLayou
     forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
       for (int64_t i = 0; i < l.inner; ++i) {
         const size_t p = static_cast<size_t>(l.index(o, d, i));
-        yp[offset + i] = fromCompute<Y>(
-            static_cast<ComputeT<Y>>(decoded[xp[offset + i]] * scale[p]));
+        yp[offset + i] =
+            fromCompute<Y>(static_cast<ComputeT<Y>>(decoded[xp[offset + i]] * scale[p]));
       }
     });
   });

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../../interp/ops/QuantMath.h"
 #include "qopt/ir/Float8.h"
 
 #include "compute_ops_test_support.h"
@@ -287,7 +288,8 @@ TEST(Float8, RoundsHalfToEvenBetweenEveryPairOfNeighbours) {
       ASSERT_EQ(static_cast<double>(mid), (lo + hi) / 2);
       const uint8_t even = (c % 2 == 0) ? c : static_cast<uint8_t>(c + 1);
       std::vector<uint8_t> got = quantizeToFloat8(
-          type, {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, std::numeric_limits<float>::infinity()), -mid});
+          type, {mid, std::nextafter(mid, 0.0f),
+                 std::nextafter(mid, std::numeric_limits<float>::infinity()), -mid});
       ASSERT_EQ(got[0], even) << dataTypeName(type) << " between codes " << int(c);
       EXPECT_EQ(got[1], c);
       EXPECT_EQ(got[2], c + 1);
@@ -298,14 +300,13 @@ TEST(Float8, RoundsHalfToEvenBetweenEveryPairOfNeighbours) {
 
 TEST(Float8, SubnormalsAndSignedZero) {
   const float tiny = std::ldexp(1.0f, -9);  // E4M3FN's least subnormal
-  std::vector<uint8_t> got =
-      quantizeToFloat8(DataType::Float8E4M3FN,
-                       {tiny, tiny / 2, tiny * 1.5f, tiny * 2.5f, tiny / 2 * 1.001f, -tiny / 4,
-                        -0.0f, 0.0f, std::ldexp(1.0f, -6), 7.5f * tiny});
+  std::vector<uint8_t> got = quantizeToFloat8(
+      DataType::Float8E4M3FN, {tiny, tiny / 2, tiny * 1.5f, tiny * 2.5f, tiny / 2 * 1.001f,
+                               -tiny / 4, -0.0f, 0.0f, std::ldexp(1.0f, -6), 7.5f * tiny});
   // 2^-10 is a tie with 0 (even); 1.5 and 2.5 steps go to 2; -2^-11 is -0; 7.5 steps round up
   // into the first normal binade (0x08 = 2^-6).
-  EXPECT_EQ(got, (std::vector<uint8_t>{0x01, 0x00, 0x02, 0x02, 0x01, 0x80, 0x80, 0x00, 0x08,
-                                       0x08}));
+  EXPECT_EQ(got,
+            (std::vector<uint8_t>{0x01, 0x00, 0x02, 0x02, 0x01, 0x80, 0x80, 0x00, 0x08, 0x08}));
   // The FNUZ types have no -0.
   EXPECT_EQ(quantizeToFloat8(DataType::Float8E4M3FNUZ, {-0.0f, -std::ldexp(1.0f, -12)}),
             (std::vector<uint8_t>{0x00, 0x00}));
@@ -422,6 +423,48 @@ TEST(Float8, NonZeroZeroPointAndOldOpsetsAreErrors) {
                         .input(floats({}, {1})))
                 .find("needs opset 19"),
             std::string::npos);
+}
+
+// The per-row QuantizeLinear loop rounds with the float adder; it must give what the library's
+// nearbyint gives: every tie k + 0.5 across the 16-bit ranges, values next to each tie, random
+// values, saturation, infinities and NaN, with zero points inside the range.
+TEST(QuantizeRounding, SmallRangeMatchesNearbyint) {
+  struct Case {
+    QuantRange range;
+    int32_t zeroPoint;
+  };
+  const Case cases[] = {{{-128, 127}, 0}, {{0, 255}, 128},      {{-8, 7}, 0},
+                        {{0, 15}, 3},     {{-32768, 32767}, 0}, {{0, 65535}, 40000}};
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN(),
+                               1e30f,
+                               -1e30f,
+                               std::numeric_limits<float>::denorm_min()};
+  for (int k = -70000; k <= 70000; ++k) {
+    const float tie = static_cast<float>(k) + 0.5f;
+    values.push_back(tie);
+    values.push_back(std::nextafter(tie, 1e9f));
+    values.push_back(std::nextafter(tie, -1e9f));
+  }
+  uint32_t state = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    values.push_back(static_cast<float>(static_cast<int32_t>(state)) / 16384.0f);
+  }
+  for (const Case& c : cases) {
+    ASSERT_TRUE(isSmallRange(c.range));
+    const float lo = static_cast<float>(static_cast<int64_t>(c.range.min) - c.zeroPoint);
+    const float hi = static_cast<float>(static_cast<int64_t>(c.range.max) - c.zeroPoint);
+    for (float v : values) {
+      ASSERT_EQ(quantizeSmallRange(v, c.zeroPoint, lo, hi), quantizeValue(v, c.zeroPoint, c.range))
+          << "v = " << v << ", range [" << c.range.min << ", " << c.range.max << "], zero point "
+          << c.zeroPoint;
+    }
+  }
+  EXPECT_FALSE(isSmallRange({std::numeric_limits<int32_t>::min(), 0}));
 }
 
 }  // namespace
