@@ -16,10 +16,20 @@ PairedHistogram::PairedHistogram(int bins) {
 }
 
 void PairedHistogram::add(std::span<const double> reference, std::span<const double> actual) {
+  addValues(reference, actual);
+}
+
+void PairedHistogram::add(std::span<const float> reference, std::span<const float> actual) {
+  addValues(reference, actual);
+}
+
+// float values are counted as the doubles they convert to exactly: the same bins either way.
+template <class T>
+void PairedHistogram::addValues(std::span<const T> reference, std::span<const T> actual) {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
-  for (std::span<const double> values : {reference, actual}) {
-    for (double v : values) {
+  for (std::span<const T> values : {reference, actual}) {
+    for (const double v : values) {
       if (!std::isfinite(v)) continue;
       lo = std::min(lo, v);
       hi = std::max(hi, v);
@@ -58,13 +68,14 @@ void PairedHistogram::grow(bool downward) {
   width_ *= 2;
 }
 
-void PairedHistogram::count(std::vector<double>& counts, std::span<const double> values) {
+template <class T>
+void PairedHistogram::count(std::vector<double>& counts, std::span<const T> values) {
   const double last = static_cast<double>(counts.size() - 1);
   // Integer counts while scanning (no floating-point add chained on one bin), added to the
   // bins once: the same totals, exactly.
   std::vector<uint64_t> local(counts.size(), 0);
   uint64_t counted = 0;
-  for (double v : values) {
+  for (const double v : values) {
     if (!std::isfinite(v)) continue;
     const double index = std::floor((v - low_) / width_);
     ++local[static_cast<size_t>(std::clamp(index, 0.0, last))];

@@ -20,11 +20,12 @@ Json numberOrSpelled(double value) {
 }
 
 // The first index of the largest value in row `row` (NaN never wins).
-int64_t argmaxRow(const std::vector<double>& values, int64_t row, int64_t columns) {
+template <class T>
+int64_t argmaxRow(std::span<const T> values, int64_t row, int64_t columns) {
   int64_t best = 0;
   double bestValue = -std::numeric_limits<double>::infinity();
   for (int64_t c = 0; c < columns; ++c) {
-    double v = values[static_cast<size_t>(row * columns + c)];
+    const double v = values[static_cast<size_t>(row * columns + c)];
     if (v > bestValue) {
       bestValue = v;
       best = c;
@@ -51,6 +52,16 @@ Json ErrorMetrics::toJson() const {
 }
 
 void ErrorAccumulator::add(std::span<const double> reference, std::span<const double> actual) {
+  addValues(reference, actual);
+}
+
+void ErrorAccumulator::add(std::span<const float> reference, std::span<const float> actual) {
+  addValues(reference, actual);
+}
+
+// float values take part as the doubles they convert to exactly: the same sums either way.
+template <class T>
+void ErrorAccumulator::addValues(std::span<const T> reference, std::span<const T> actual) {
   if (reference.size() != actual.size()) {
     throw Error(ErrorKind::Internal, {}, {},
                 fmt::format("comparing {} reference values with {} actual values", reference.size(),
@@ -84,16 +95,28 @@ void ErrorAccumulator::add(const interp::Array& reference, const interp::Array& 
                 fmt::format("shape [{}] differs from the reference shape [{}]",
                             fmt::join(actual.shape(), ","), fmt::join(reference.shape(), ",")));
   }
+  const bool top1 = reference.rank() == 2 && reference.dim(1) > 1;
+  const int64_t rows = top1 ? reference.dim(0) : 0;
+  const int64_t columns = top1 ? reference.dim(1) : 0;
+  if (reference.dataType() == DataType::Float && actual.dataType() == DataType::Float) {
+    std::span<const float> r(reference.data<float>(), static_cast<size_t>(reference.numel()));
+    std::span<const float> a(actual.data<float>(), static_cast<size_t>(actual.numel()));
+    addValues(r, a);
+    if (top1) addTop1(r, a, rows, columns);
+    return;
+  }
   std::vector<double> r = toDoubles(reference);
   std::vector<double> a = toDoubles(actual);
-  add(r, a);
-  if (reference.rank() == 2 && reference.dim(1) > 1) {
-    int64_t rows = reference.dim(0);
-    int64_t columns = reference.dim(1);
-    for (int64_t row = 0; row < rows; ++row) {
-      if (argmaxRow(r, row, columns) == argmaxRow(a, row, columns)) ++top1Agree_;
-      ++top1Rows_;
-    }
+  addValues(std::span<const double>(r), std::span<const double>(a));
+  if (top1) addTop1(std::span<const double>(r), std::span<const double>(a), rows, columns);
+}
+
+template <class T>
+void ErrorAccumulator::addTop1(std::span<const T> reference, std::span<const T> actual,
+                               int64_t rows, int64_t columns) {
+  for (int64_t row = 0; row < rows; ++row) {
+    if (argmaxRow(reference, row, columns) == argmaxRow(actual, row, columns)) ++top1Agree_;
+    ++top1Rows_;
   }
 }
 

@@ -17,6 +17,7 @@ class PairedHistogram {
 
   /// Counts finite values; NaN and infinities are skipped (ErrorAccumulator counts them).
   void add(std::span<const double> reference, std::span<const double> actual);
+  void add(std::span<const float> reference, std::span<const float> actual);
 
   bool empty() const { return total_ == 0; }
   int bins() const { return static_cast<int>(reference_.size()); }
@@ -32,7 +33,10 @@ class PairedHistogram {
  private:
   void include(double value);
   void grow(bool downward);
-  void count(std::vector<double>& counts, std::span<const double> values);
+  template <class T>
+  void addValues(std::span<const T> reference, std::span<const T> actual);
+  template <class T>
+  void count(std::vector<double>& counts, std::span<const T> values);
 
   double low_ = 0;
   double width_ = 0;  // 0 until the first finite value

@@ -49,6 +49,7 @@ class ErrorAccumulator {
   /// Adds one sample of a tensor; both spans hold the same elements in the same order.
   /// Throws qopt::Error (Internal) when the sizes differ.
   void add(std::span<const double> reference, std::span<const double> actual);
+  void add(std::span<const float> reference, std::span<const float> actual);
   /// Adds arrays of any numeric type (converted to double). Shapes must match (qopt::Error
   /// (Verification) naming `label` otherwise). Rank-2 [N, C] arrays with C > 1 also count top-1
   /// agreement.
@@ -60,7 +61,11 @@ class ErrorAccumulator {
   bool empty() const { return count_ == 0 && nonFinite_ == 0; }
 
  private:
-  void addTop1(const interp::Array& reference, const interp::Array& actual);
+  template <class T>
+  void addValues(std::span<const T> reference, std::span<const T> actual);
+  template <class T>
+  void addTop1(std::span<const T> reference, std::span<const T> actual, int64_t rows,
+               int64_t columns);
 
   uint64_t count_ = 0;
   uint64_t nonFinite_ = 0;
