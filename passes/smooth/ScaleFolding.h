@@ -1,0 +1,56 @@
+// Where SmoothQuant's division X / s goes. Exactly into the node computing X when it is
+//   - LayerNormalization over the last axis (the channel axis of MatMul and Gemm): its scale
+//     and bias are divided by s;
+//   - a Mul by a constant: the constant is divided by s (broadcast to the channels if needed);
+//   - an Add of a constant to something that folds: the constant is divided by s and the fold
+//     continues into the other operand;
+//   - a Conv, ConvTranspose, Gemm or MatMul with a constant weight whose output channels are
+//     X's channels: its output channels are divided by s;
+// and X is read by nothing but the layers being smoothed (which then share s). Otherwise a Mul
+// by 1/s is inserted before them: exact as well, but it costs an elementwise kernel.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../equalize/LinearLayer.h"
+#include "qopt/ir/Graph.h"
+
+namespace qopt::smooth {
+
+/// The layer object of a node, shared by everyone rescaling it (nullptr, with the reason, when
+/// its weight cannot be rescaled).
+using LayerLookup = std::function<equalize::LinearLayer*(Node*, std::string&)>;
+
+struct FoldStep {
+  enum class Kind { LayerNorm, ConstantOperand, Layer };
+  Kind kind = Kind::Layer;
+  Node* node = nullptr;
+  size_t operand = 0;                      // ConstantOperand: which input is the constant
+  equalize::LinearLayer* layer = nullptr;  // Layer
+};
+
+/// The steps that divide `x` (channels on `axis`: 1 or -1, `channels` of them) by s exactly,
+/// or an empty list with the reason in `why`. Looks only at the nodes computing x; the caller
+/// checks x's readers.
+std::vector<FoldStep> planFold(Value* x, int64_t axis, int64_t channels, const LayerLookup& layers,
+                               std::string& why);
+
+/// Applies planned steps with the factors `scales` (x becomes x / scales). Layer steps rescale
+/// the shared layer objects, written back by their owner.
+void applyFold(const std::vector<FoldStep>& steps, Value* x, int64_t axis,
+               std::span<const double> scales);
+
+/// Describes the steps for a remark ("into LayerNormalization 'ln' (scale and bias)").
+std::string describeFold(const std::vector<FoldStep>& steps);
+
+/// Inserts x * (1 / scales) before the first of `readers` (in graph order) and makes them read
+/// it at input 0. Returns the Mul, or nullptr with the reason when x's rank is not known and
+/// the channel axis is 1.
+Node* insertScaleMul(Value* x, int64_t axis, std::span<const double> scales,
+                     const std::vector<Node*>& readers, std::string& why);
+
+}  // namespace qopt::smooth
