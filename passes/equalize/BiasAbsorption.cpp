@@ -38,11 +38,12 @@ std::string absorptionRefusal(const LayerPair& pair) {
   return "";
 }
 
-std::vector<double> absorbableShift(std::span<const double> observedMinimum) {
-  std::vector<double> shift(observedMinimum.size(), 0.0);
+std::vector<double> absorbableShift(std::span<const double> minimum, std::span<const double> mean,
+                                    std::span<const double> standardDeviation) {
+  std::vector<double> shift(minimum.size(), 0.0);
   for (size_t i = 0; i < shift.size(); ++i) {
-    double m = observedMinimum[i];
-    shift[i] = std::isfinite(m) && m > 0 ? m : 0.0;
+    double c = std::min(minimum[i], mean[i] - 3 * standardDeviation[i]);
+    shift[i] = std::isfinite(c) && c > 0 ? c : 0.0;
   }
   return shift;
 }

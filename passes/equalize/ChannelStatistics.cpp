@@ -57,6 +57,9 @@ class ChannelObserver : public interp::CaptureObserver {
       stats.min.assign(static_cast<size_t>(channels), std::numeric_limits<double>::infinity());
       stats.max.assign(static_cast<size_t>(channels), -std::numeric_limits<double>::infinity());
       stats.absMax.assign(static_cast<size_t>(channels), 0.0);
+      stats.sum.assign(static_cast<size_t>(channels), 0.0);
+      stats.sumSquares.assign(static_cast<size_t>(channels), 0.0);
+      stats.count.assign(static_cast<size_t>(channels), 0);
     } else if (stats.channels != channels) {
       throw Error(
           ErrorKind::Input, model_.sourcePath, tensorSubject(value),
@@ -74,13 +77,20 @@ class ChannelObserver : public interp::CaptureObserver {
       for (int64_t c = 0; c < channels; ++c) {
         const float* p = data + (o * channels + c) * inner;
         auto ci = static_cast<size_t>(c);
-        double lo = stats.min[ci], hi = stats.max[ci];
+        double lo = stats.min[ci], hi = stats.max[ci], sum = 0, squares = 0;
+        uint64_t finite = 0;
         for (int64_t i = 0; i < inner; ++i) {
           double v = p[i];
           if (!std::isfinite(v)) continue;
           lo = std::min(lo, v);
           hi = std::max(hi, v);
+          sum += v;
+          squares += v * v;
+          ++finite;
         }
+        stats.sum[ci] += sum;
+        stats.sumSquares[ci] += squares;
+        stats.count[ci] += finite;
         stats.min[ci] = lo;
         stats.max[ci] = hi;
         stats.absMax[ci] = std::max(stats.absMax[ci], std::max(std::fabs(lo), std::fabs(hi)));
@@ -109,6 +119,12 @@ class ChannelObserver : public interp::CaptureObserver {
 };
 
 }  // namespace
+
+double ChannelStatistics::standardDeviation(size_t c) const {
+  if (count[c] == 0) return 0.0;
+  double m = mean(c);
+  return std::sqrt(std::max(0.0, sumSquares[c] / static_cast<double>(count[c]) - m * m));
+}
 
 std::map<const Value*, ChannelStatistics> collectChannelStatistics(
     const Model& model, const std::vector<ChannelRequest>& requests, PassContext& context,

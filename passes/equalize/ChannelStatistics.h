@@ -1,6 +1,7 @@
 // Per-channel statistics of activations over the calibration data (--calib-data): the minimum,
-// maximum and largest magnitude of every channel, and optionally a deterministic sample of whole
-// rows (one value per channel at one position) for passes that measure a layer's error.
+// maximum, largest magnitude, mean and standard deviation of every channel, and optionally a
+// deterministic sample of whole rows (one value per channel at one position) for passes that
+// measure a layer's error.
 //
 // Shared by equalize (high-bias absorption needs each channel's minimum) and smooth (SmoothQuant
 // needs each channel's largest magnitude, and rows to choose alpha on).
@@ -26,6 +27,10 @@ struct ChannelRequest {
 struct ChannelStatistics {
   int64_t channels = 0;
   std::vector<double> min, max, absMax;
+  std::vector<double> sum, sumSquares;  // of the finite values
+  std::vector<uint64_t> count;
+  double mean(size_t c) const { return count[c] ? sum[c] / static_cast<double>(count[c]) : 0.0; }
+  double standardDeviation(size_t c) const;
   std::vector<float> rows;  // kept rows, row-major: rows.size() / channels rows
   size_t rowCount() const { return channels ? rows.size() / static_cast<size_t>(channels) : 0; }
 };

@@ -7,8 +7,13 @@
 // weight quantization then no longer wastes its levels on one channel's range. Chains are swept
 // until the factors settle (at most max-sweeps). The weights are rescaled in double and rounded
 // once to their type. With --calib-data, high-bias absorption (BiasAbsorption.h) then moves the
-// part of each Relu pair's pre-activation that is always positive into the next layer's bias,
-// narrowing the activation range that quantization must cover.
+// part of each Relu pair's pre-activation that stays positive into the next layer's bias,
+// narrowing the activation range that quantization must cover. Only the main graph is rewritten.
+//
+// The factors balance weight ranges, which is what per-tensor weight quantization needs. With
+// per-channel weights (TensorRT's) the first layer's rows gain nothing, the second layer's rows
+// still do (their input channels are balanced), and the activation between them changes its
+// per-channel ranges, for better or worse: measure the quantized model before adopting it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,7 +120,22 @@ class EqualizePass : public Pass {
                                                     s.channels, pair->first->outputChannels()));
         continue;
       }
-      std::vector<double> shift = equalize::absorbableShift(s.min);
+      std::vector<double> mean(s.min.size()), deviation(s.min.size());
+      for (size_t c = 0; c < mean.size(); ++c) {
+        mean[c] = s.mean(c);
+        deviation[c] = s.standardDeviation(c);
+      }
+      uint64_t observed = s.count.empty() ? 0 : *std::min_element(s.count.begin(), s.count.end());
+      if (observed < static_cast<uint64_t>(std::max<int64_t>(0, *minObservations_))) {
+        result.statistics.add("absorption-skipped-few-values");
+        result.missed(subjectOf(*pair),
+                      fmt::format("no high-bias absorption: the calibration data gave {} values "
+                                  "per channel, fewer than min-observations={}: too few to bound "
+                                  "what other inputs give",
+                                  observed, *minObservations_));
+        continue;
+      }
+      std::vector<double> shift = equalize::absorbableShift(s.min, mean, deviation);
       int64_t channels = std::count_if(shift.begin(), shift.end(), [](double c) { return c > 0; });
       if (channels == 0) continue;
       equalize::absorbShift(*pair, shift);
@@ -134,8 +154,12 @@ class EqualizePass : public Pass {
   Option<int64_t> maxSweeps_{*this, "max-sweeps", 20,
                              "Most sweeps over chains of pairs before giving up on convergence"};
   Option<bool> absorbBias_{*this, "absorb-bias", true,
-                           "Move always-positive pre-activations of Relu pairs into the next "
-                           "layer's bias (needs --calib-data)"};
+                           "Move the part of Relu pairs' pre-activations that stays positive "
+                           "into the next layer's bias (needs --calib-data)"};
+  Option<int64_t> minObservations_{
+      *this, "min-observations", 1024,
+      "Fewest values per channel the calibration data must give before a channel's minimum is "
+      "absorbed (a squeeze-excite layer gives one per sample)"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples read for absorption (0: all)"};
 };
 

@@ -45,6 +45,7 @@ class LinearLayer {
 
   std::span<const double> weight() const { return weight_; }
   const std::vector<int64_t>& weightDims() const { return weightDims_; }
+  DataType weightType() const { return weightType_; }
   int64_t outputChannelOf(uint64_t index) const;
   int64_t inputChannelOf(uint64_t index) const;
 

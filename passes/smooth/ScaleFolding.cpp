@@ -11,18 +11,6 @@ namespace {
 
 using equalize::LayerKind;
 
-// The shape of a per-channel factor that broadcasts against x: [K] for the last axis,
-// [K, 1, ..., 1] for axis 1 of a tensor of rank `rank`.
-std::optional<std::vector<int64_t>> channelShape(const Value* x, int64_t axis, int64_t channels) {
-  if (axis == -1) return std::vector<int64_t>{channels};
-  if (!x->type().isTensor() || !x->type().shape) return std::nullopt;
-  size_t rank = x->type().shape->size();
-  if (rank < 2) return std::nullopt;
-  std::vector<int64_t> dims(rank - 1, 1);
-  dims[0] = channels;
-  return dims;
-}
-
 // `constant` (broadcast with `channelDims`) divided by scales along the channel dim, or nullopt
 // when the constant's dim there is neither 1 nor the channel count.
 std::optional<Tensor> dividedByChannel(const Tensor& constant,
@@ -78,8 +66,10 @@ std::optional<size_t> constantOperand(const Node& node) {
 
 }  // namespace
 
-std::vector<FoldStep> planFold(Value* x, int64_t axis, int64_t channels, const LayerLookup& layers,
+std::vector<FoldStep> planFold(Value* x, const FactorShape& shape, const LayerLookup& layers,
                                std::string& why) {
+  const int64_t axis = shape.axis;
+  const int64_t channels = shape.channels();
   Node* producer = x->producer();
   if (producer == nullptr) {
     why = fmt::format("'{}' is a graph input", x->name());
@@ -105,13 +95,12 @@ std::vector<FoldStep> planFold(Value* x, int64_t axis, int64_t channels, const L
   }
   if ((producer->is("Mul") || producer->is("Add")) && producer->output(0) == x) {
     std::optional<size_t> operand = constantOperand(*producer);
-    std::optional<std::vector<int64_t>> shape = channelShape(x, axis, channels);
-    if (!operand || !shape) {
+    if (!operand) {
       why = fmt::format("{} has no constant operand to take the factors", producer->describe());
       return {};
     }
     std::vector<double> ones(static_cast<size_t>(channels), 1.0);
-    if (!dividedByChannel(*fold::constantOf(producer->input(*operand)), *shape, ones)) {
+    if (!dividedByChannel(*fold::constantOf(producer->input(*operand)), shape.dims, ones)) {
       why = fmt::format("the constant of {} does not broadcast along the channels",
                         producer->describe());
       return {};
@@ -124,7 +113,7 @@ std::vector<FoldStep> planFold(Value* x, int64_t axis, int64_t channels, const L
       why = fmt::format("'{}' before {} has other readers", y->name(), producer->describe());
       return {};
     }
-    std::vector<FoldStep> rest = planFold(y, axis, channels, layers, why);
+    std::vector<FoldStep> rest = planFold(y, shape, layers, why);
     if (rest.empty()) return {};
     steps.insert(steps.end(), rest.begin(), rest.end());
     return steps;
@@ -148,7 +137,7 @@ std::vector<FoldStep> planFold(Value* x, int64_t axis, int64_t channels, const L
   return {};
 }
 
-void applyFold(const std::vector<FoldStep>& steps, Value* x, int64_t axis,
+void applyFold(const std::vector<FoldStep>& steps, const FactorShape& shape,
                std::span<const double> scales) {
   auto channels = static_cast<int64_t>(scales.size());
   for (const FoldStep& step : steps) {
@@ -165,8 +154,7 @@ void applyFold(const std::vector<FoldStep>& steps, Value* x, int64_t axis,
       case FoldStep::Kind::ConstantOperand: {
         Value* v = step.node->input(step.operand);
         std::string name = v->name();
-        Tensor divided =
-            *dividedByChannel(*fold::constantOf(v), *channelShape(x, axis, channels), scales);
+        Tensor divided = *dividedByChannel(*fold::constantOf(v), shape.dims, scales);
         fold::installConstant({{step.node, static_cast<uint32_t>(step.operand)}},
                               std::move(divided), name);
         break;
@@ -200,15 +188,8 @@ std::string describeFold(const std::vector<FoldStep>& steps) {
   return text;
 }
 
-Node* insertScaleMul(Value* x, int64_t axis, std::span<const double> scales,
-                     const std::vector<Node*>& readers, std::string& why) {
-  auto channels = static_cast<int64_t>(scales.size());
-  std::optional<std::vector<int64_t>> shape = channelShape(x, axis, channels);
-  DataType type = x->type().isTensor() ? x->type().elemType : DataType::Undefined;
-  if (!shape || !isFloatingPoint(type)) {
-    why = fmt::format("the rank or element type of '{}' is not known", x->name());
-    return nullptr;
-  }
+Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double> scales,
+                     const std::vector<Node*>& readers) {
   Graph& graph = *readers.front()->graph();
   Model& model = graph.model();
   Node* first = nullptr;
@@ -220,12 +201,12 @@ Node* insertScaleMul(Value* x, int64_t axis, std::span<const double> scales,
   }
   std::vector<double> inverse(scales.size());
   for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
-  auto tensor = std::make_shared<Tensor>(Tensor::fromDoubles(type, *shape, inverse));
+  auto tensor = std::make_shared<Tensor>(Tensor::fromDoubles(shape.type, shape.dims, inverse));
   tensor->setName(model.uniqueValueName(x->name() + "_smooth_scale"));
   Value* factor = graph.addInitializer(std::move(tensor));
   Node* mul = graph.createNode("Mul", {x, factor}, 1, first);
   mul->output(0)->setName(model.uniqueValueName(x->name() + "_smoothed"));
-  mul->output(0)->setType(x->type());
+  if (x->type().isTensor()) mul->output(0)->setType(x->type());
   for (Node* reader : readers) reader->setInput(0, mul->output(0));
   return mul;
 }

@@ -25,6 +25,17 @@ namespace qopt::smooth {
 /// its weight cannot be rescaled).
 using LayerLookup = std::function<equalize::LinearLayer*(Node*, std::string&)>;
 
+/// How a per-channel factor broadcasts against the smoothed tensor: dims [K] for channels on
+/// the last axis (MatMul, Gemm), [K, 1, ..., 1] for axis 1 of a Conv input (whose rank is its
+/// weight's), and the tensor's element type. Taken from the layers, so that models without
+/// intermediate shapes are handled.
+struct FactorShape {
+  int64_t axis = -1;
+  std::vector<int64_t> dims;
+  DataType type = DataType::Float;
+  int64_t channels() const { return dims.empty() ? 0 : dims[0]; }
+};
+
 struct FoldStep {
   enum class Kind { LayerNorm, ConstantOperand, Layer };
   Kind kind = Kind::Layer;
@@ -33,24 +44,22 @@ struct FoldStep {
   equalize::LinearLayer* layer = nullptr;  // Layer
 };
 
-/// The steps that divide `x` (channels on `axis`: 1 or -1, `channels` of them) by s exactly,
-/// or an empty list with the reason in `why`. Looks only at the nodes computing x; the caller
-/// checks x's readers.
-std::vector<FoldStep> planFold(Value* x, int64_t axis, int64_t channels, const LayerLookup& layers,
+/// The steps that divide `x` by s exactly, or an empty list with the reason in `why`. Looks
+/// only at the nodes computing x; the caller checks x's readers.
+std::vector<FoldStep> planFold(Value* x, const FactorShape& shape, const LayerLookup& layers,
                                std::string& why);
 
 /// Applies planned steps with the factors `scales` (x becomes x / scales). Layer steps rescale
 /// the shared layer objects, written back by their owner.
-void applyFold(const std::vector<FoldStep>& steps, Value* x, int64_t axis,
+void applyFold(const std::vector<FoldStep>& steps, const FactorShape& shape,
                std::span<const double> scales);
 
 /// Describes the steps for a remark ("into LayerNormalization 'ln' (scale and bias)").
 std::string describeFold(const std::vector<FoldStep>& steps);
 
 /// Inserts x * (1 / scales) before the first of `readers` (in graph order) and makes them read
-/// it at input 0. Returns the Mul, or nullptr with the reason when x's rank is not known and
-/// the channel axis is 1.
-Node* insertScaleMul(Value* x, int64_t axis, std::span<const double> scales,
-                     const std::vector<Node*>& readers, std::string& why);
+/// it at input 0. Returns the Mul.
+Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double> scales,
+                     const std::vector<Node*>& readers);
 
 }  // namespace qopt::smooth

@@ -7,7 +7,8 @@
 // moving quantization difficulty from the activation to the weight, where per-channel scales
 // absorb it. Layers reading the same tensor share s. The division folds into the node
 // computing the tensor when that is exact (ScaleFolding.h), else a Mul by 1/s is inserted.
-// Needs --calib-data: s comes from each channel's largest magnitude on it.
+// Needs --calib-data: s comes from each channel's largest magnitude on it. Only the main graph
+// is rewritten (layers inside If/Loop/Scan bodies are left alone).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,16 +45,27 @@ std::string layerRefusal(const Node& node, LayerKind kind) {
   if (kind == LayerKind::Gemm && node.attrInt("transA", 0) != 0) {
     return "it transposes its input (transA=1)";
   }
-  if (kind == LayerKind::Conv) {
-    if (node.attrInt("group", 1) != 1) return "it is a grouped convolution";
-    const Value* w = node.input(1);
-    if (!w || !w->type().isTensor() || !w->type().shape) return "its weight shape is not known";
-    const auto& dims = *w->type().shape;
-    for (size_t i = 2; i < dims.size(); ++i) {
-      if (!dims[i].value || *dims[i].value != 1) return "its kernel is not 1x1";
-    }
-  }
+  if (kind == LayerKind::Conv && node.attrInt("group", 1) != 1)
+    return "it is a grouped convolution";
   return "";
+}
+
+// A Conv's weight, once read, must be 1x1: then every output position reads one input
+// position, and scaling input channels commutes with the convolution.
+bool oneByOne(const LinearLayer& layer) {
+  if (layer.kind() != LayerKind::Conv) return true;
+  const std::vector<int64_t>& dims = layer.weightDims();
+  return std::all_of(dims.begin() + 2, dims.end(), [](int64_t d) { return d == 1; });
+}
+
+smooth::FactorShape factorShape(const Value* x, const LinearLayer& layer) {
+  smooth::FactorShape shape;
+  shape.axis = layer.channelAxis();
+  shape.dims = {layer.inputChannels()};
+  if (shape.axis == 1) shape.dims.resize(layer.weightDims().size() - 1, 1);
+  shape.type = x->type().isTensor() && isFloatingPoint(x->type().elemType) ? x->type().elemType
+                                                                           : layer.weightType();
+  return shape;
 }
 
 smooth::WeightMatrix weightMatrix(const LinearLayer& layer) {
@@ -142,6 +154,10 @@ class SmoothPass : public Pass {
       std::string why = layerRefusal(*node, *kind);
       LinearLayer* layer = nullptr;
       if (why.empty()) layer = lookup(node, why);
+      if (layer && !oneByOne(*layer)) {
+        layer = nullptr;
+        why = "its kernel is not 1x1";
+      }
       int64_t axis = *kind == LayerKind::Conv ? 1 : -1;
       Value* x = node->input(0);
       if (layer) {
@@ -207,25 +223,20 @@ class SmoothPass : public Pass {
     }
     std::string why;
     std::vector<smooth::FoldStep> steps;
+    smooth::FactorShape shape = factorShape(group.input, *group.layers[0]);
     if (onlySmoothedReaders) {
-      steps = smooth::planFold(group.input, group.axis, channels, lookup, why);
+      steps = smooth::planFold(group.input, shape, lookup, why);
       // A layer smoothed here and folded into at once is fine: both rescale the same object.
     } else {
       why = fmt::format("'{}' has readers that are not smoothed", group.input->name());
     }
     std::string where;
     if (!steps.empty()) {
-      smooth::applyFold(steps, group.input, group.axis, s);
+      smooth::applyFold(steps, shape, s);
       result.statistics.add("folded");
       where = "folded into " + smooth::describeFold(steps);
     } else {
-      std::string mulWhy;
-      Node* mul = smooth::insertScaleMul(group.input, group.axis, s, readers, mulWhy);
-      if (mul == nullptr) {
-        result.statistics.add("layers-skipped", static_cast<int64_t>(group.layers.size()));
-        result.missed(subject, "not smoothed: " + why + "; " + mulWhy);
-        return;
-      }
+      Node* mul = smooth::insertScaleMul(group.input, shape, s, readers);
       result.statistics.add("mul-inserted");
       where = fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why);
     }

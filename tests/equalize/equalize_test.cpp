@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "RescaleTestSupport.h"
+#include "equalize/BiasAbsorption.h"
 #include "equalize/LayerPairs.h"
 #include "equalize/LinearLayer.h"
 
@@ -243,30 +244,57 @@ TEST(Equalize, HighBiasAbsorptionIsExactOnTheCalibrationData) {
   std::vector<double> b1 = initializerValues(*equalizedOnly, "t_b");
 
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "equalize", samples, calib, &result), kExact);
+  // 4 samples of 25 positions: 100 values per channel.
+  EXPECT_LE(errorAfter(*model, "equalize{min-observations=100}", samples, calib, &result), kExact);
   EXPECT_EQ(result.statistics.get("pairs-absorbed"), 1);
   EXPECT_EQ(result.statistics.get("channels-absorbed"), 5);
 
-  // The bias dropped by the per-channel minimum of the equalized pre-activation on the data.
-  std::vector<double> expectedMin(6, INFINITY);
+  // The bias dropped by min(minimum, mean - 3 std) of the equalized pre-activation on the data.
+  std::vector<double> expectedMin(6, INFINITY), sum(6, 0.0), squares(6, 0.0);
+  double count = 0;
   for (const auto& sample : samples) {
     const interp::Array& in = sample.at("x");
     for (int64_t p = 0; p < 25; ++p) {
+      count += 1;
       for (size_t c = 0; c < 6; ++c) {
         double v = b1[c];
-        for (int64_t i = 0; i < 4; ++i)
+        for (int64_t i = 0; i < 4; ++i) {
           v += w1[c * 4 + static_cast<size_t>(i)] * in.getDouble(i * 25 + p);
+        }
         expectedMin[c] = std::min(expectedMin[c], v);
+        sum[c] += v;
+        squares[c] += v * v;
       }
     }
   }
   std::vector<double> absorbed = initializerValues(*model, "t_b");
   for (size_t c = 0; c < 6; ++c) {
-    double shift = std::max(0.0, expectedMin[c]);
+    double mean = sum[c] / count;
+    double deviation = std::sqrt(squares[c] / count - mean * mean);
+    double shift = std::max(0.0, std::min(expectedMin[c], mean - 3 * deviation));
     EXPECT_NEAR(b1[c] - absorbed[c], shift, 1e-5 * std::max(1.0, shift)) << "channel " << c;
   }
   EXPECT_EQ(absorbed[5], b1[5]);                                // below zero: nothing to absorb
   EXPECT_EQ(initializerValues(*model, "y_w_bias").size(), 3u);  // the second Conv gained a bias
+}
+
+TEST(Equalize, NoAbsorptionFromTooFewValues) {
+  std::mt19937 rng(7);
+  auto model = absorptionModel(0, rng);
+  Samples samples = randomSampleSet(*model, 4, 60);
+  std::string calib = writeSamples("equalize_few", samples);
+  PassResult result;
+  EXPECT_LE(errorAfter(*model, "equalize{min-observations=101}", samples, calib, &result), kExact);
+  EXPECT_EQ(result.statistics.get("pairs-absorbed"), 0);
+  EXPECT_EQ(result.statistics.get("absorption-skipped-few-values"), 1);
+  EXPECT_TRUE(hasRemark(result, Remark::Kind::Missed, "gave 100 values per channel"));
+}
+
+TEST(Equalize, AbsorbedShiftStaysWithinTheObservedMinimumAndThreeSigma) {
+  std::vector<double> minimum{2.0, 5.0, -1.0, 3.0}, mean{4.0, 6.0, 1.0, 3.0},
+      deviation{1.0, 0.1, 0.0, 0.0};
+  EXPECT_EQ(equalize::absorbableShift(minimum, mean, deviation),
+            (std::vector<double>{1.0, 5.0, 0.0, 3.0}));
 }
 
 TEST(Equalize, NoAbsorptionIntoAPaddedConv) {

@@ -134,6 +134,28 @@ TEST(Smooth, MulInsertedWhereNothingTakesTheFactors) {
   EXPECT_TRUE(hasRemark(result, "costs an elementwise kernel"));
 }
 
+TEST(Smooth, MulInsertedWithoutIntermediateShapes) {
+  // Exporters often leave intermediate tensors without types: the factor's shape for a 1x1
+  // Conv's input ([K, 1, 1]) and its type come from the Conv's weight.
+  std::mt19937 rng(16);
+  auto model = newModel(17);
+  Graph& g = model->graph();
+  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 4, 5, 5}));
+  Value* c = addConv(g, x, "c", {6, 4, 3, 3}, randomValues(216, rng), nullptr, 1, 1);
+  Value* a = addNode(g, "Sigmoid", {c}, "a");
+  Value* y = addConv(g, a, "y", {3, 6, 1, 1}, randomValues(18, rng), nullptr);
+  y->setType(ValueType::tensor(DataType::Float, {1, 3, 5, 5}));
+  g.addOutput(y);
+  Samples samples = randomSampleSet(*model, 3, 130);
+  std::string calib = writeSamples("smooth_untyped", samples);
+  PassResult result;
+  EXPECT_LE(errorAfter(*model, "smooth", samples, calib, &result), kExact);
+  EXPECT_EQ(result.statistics.get("mul-inserted"), 1);
+  const Value* factor = model->graph().findValue("a_smooth_scale");
+  ASSERT_NE(factor, nullptr);
+  EXPECT_EQ(factor->initializer()->dims(), (std::vector<int64_t>{6, 1, 1}));
+}
+
 TEST(Smooth, FoldsIntoMulAddChainsAndPrecedingLayers) {
   // x -> Mul(const) -> Add(const) -> Gemm(transB=1); x2 -> MatMul -> MatMul;
   // x3 -> Conv 3x3 -> Conv 1x1: each division folds, no Mul is added.
