@@ -63,8 +63,9 @@ class EqualizePass : public Pass {
     if (!outcome.converged) {
       result.statistics.add("sweeps-capped");
       result.note("model", fmt::format("stopped after max-sweeps={} sweeps; the last still "
-                                       "moved a channel by a factor of {:.3g}",
-                                       *maxSweeps_, 1 + outcome.largestLastChange));
+                                       "changed a factor by {:.2g} (|s - 1|); the pairs are "
+                                       "balanced that closely, and the result stays exact",
+                                       *maxSweeps_, outcome.largestLastChange));
     }
     for (const LayerPair& pair : found.pairs) {
       std::vector<double> r1 = pair.first->outputChannelAbsMax();
