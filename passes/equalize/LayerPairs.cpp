@@ -1,0 +1,195 @@
+#include "LayerPairs.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "../fold-constants/ConstantValue.h"
+
+namespace qopt::equalize {
+namespace {
+
+// Conv and ConvTranspose carry channels on axis 1, Gemm and MatMul on the last axis: a pair must
+// agree (a Conv's output has rank >= 3, a Gemm's input rank 2, so mixed pairs do not occur in
+// valid models anyway).
+bool sameChannelAxis(LayerKind a, LayerKind b) {
+  auto spatial = [](LayerKind k) { return k == LayerKind::Conv || k == LayerKind::ConvTranspose; };
+  return spatial(a) == spatial(b);
+}
+
+// A scalar bound of Clip: the attribute before opset 11, the optional input after.
+std::optional<double> clipBound(const Node& clip, int64_t opset, size_t input, const char* attr,
+                                double absent, bool& known) {
+  known = true;
+  if (opset < 11) {
+    const Attribute* a = clip.findAttr(attr);
+    return a ? static_cast<double>(a->f) : absent;
+  }
+  const Value* v = clip.input(input);
+  if (v == nullptr) return absent;
+  std::optional<Tensor> t = fold::constantOf(v);
+  if (!t || t->numElements() != 1 || !isFloatingPoint(t->dataType())) {
+    known = false;
+    return std::nullopt;
+  }
+  return t->toDoubles()[0];
+}
+
+// Why `activation` forbids rescaling the channels around it, or "" when it commutes with
+// positive per-channel scaling.
+std::string activationRefusal(const Node& activation) {
+  if (activation.is("Relu")) return "";
+  if (activation.is("Clip")) {
+    int64_t opset = activation.graph()->model().opsetVersion("").value_or(1);
+    bool minKnown = false, maxKnown = false;
+    double inf = std::numeric_limits<double>::infinity();
+    std::optional<double> lo = clipBound(activation, opset, 1, "min", -inf, minKnown);
+    std::optional<double> hi = clipBound(activation, opset, 2, "max", inf, maxKnown);
+    if (!minKnown || !maxKnown) return "the bounds of the Clip between them are not constants";
+    if ((*lo == 0 || *lo == -inf) && *hi == inf) return "";
+    if (*lo == 0) {
+      return fmt::format(
+          "the Clip between them bounds at {} (ReLU6-like): equalizing would need a per-channel "
+          "bound, which Clip cannot hold and which TensorRT would not fuse as a Clip activation",
+          *hi);
+    }
+    return fmt::format("the Clip between them bounds at [{}, {}], which rescaling would move", *lo,
+                       *hi);
+  }
+  if (activation.is("LeakyRelu") || activation.is("PRelu")) {
+    return fmt::format("{} between them is not handled", activation.opType());
+  }
+  return fmt::format("{} between them does not commute with per-channel scaling",
+                     activation.opType());
+}
+
+// Whether `value` is read exactly once, by `reader` at `index`, and is not a graph output.
+bool onlyReadBy(const Value* value, const Node* reader, uint32_t index) {
+  return !value->isGraphOutput() && value->uses().size() == 1 && value->uses()[0].user == reader &&
+         value->uses()[0].index == index;
+}
+
+}  // namespace
+
+LayerPairs findLayerPairs(Graph& graph, PassResult& result) {
+  LayerPairs found;
+  std::map<Node*, LinearLayer*> layers;
+  std::map<Node*, std::string> unreadable;
+  auto layerOf = [&](Node* node, std::string& why) -> LinearLayer* {
+    if (auto it = layers.find(node); it != layers.end()) return it->second;
+    if (auto it = unreadable.find(node); it != unreadable.end()) {
+      why = it->second;
+      return nullptr;
+    }
+    std::optional<LinearLayer> layer = LinearLayer::read(*node, why);
+    if (!layer) {
+      unreadable[node] = why;
+      return nullptr;
+    }
+    found.layers.push_back(std::make_unique<LinearLayer>(std::move(*layer)));
+    return layers[node] = found.layers.back().get();
+  };
+
+  for (Node* second : graph.nodes()) {
+    std::optional<LayerKind> secondKind = layerKindOf(*second);
+    if (!secondKind || second->input(0) == nullptr) continue;
+    Value* x = second->input(0);
+    Node* producer = x->producer();
+    if (producer == nullptr) continue;
+    Node* activation = nullptr;
+    Node* first = producer;
+    if (!layerKindOf(*producer)) {
+      if (producer->numInputs() == 0 || producer->input(0) == nullptr) continue;
+      Node* before = producer->input(0)->producer();
+      if (before == nullptr || !layerKindOf(*before)) continue;
+      activation = producer;
+      first = before;
+    }
+    std::string subject = fmt::format("{} -> {}", first->describe(), second->describe());
+    auto miss = [&](const char* counter, std::string why) {
+      result.statistics.add("pairs-skipped");
+      result.statistics.add(counter);
+      result.missed(subject, "not equalized: " + why);
+    };
+    if (activation) {
+      std::string why = activationRefusal(*activation);
+      if (!why.empty()) {
+        miss("skipped-activation", why);
+        continue;
+      }
+    }
+    Value* pre = first->output(0);
+    if (!onlyReadBy(pre, activation ? activation : second, 0) ||
+        (activation && !onlyReadBy(activation->output(0), second, 0))) {
+      miss("skipped-other-readers",
+           fmt::format("'{}' between them is read by other nodes or is a graph output",
+                       activation && onlyReadBy(pre, activation, 0) ? activation->output(0)->name()
+                                                                    : pre->name()));
+      continue;
+    }
+    if (!sameChannelAxis(*layerKindOf(*first), *secondKind)) {
+      miss("skipped-layout", "their channels lie on different axes");
+      continue;
+    }
+    if (*secondKind == LayerKind::Gemm && second->attrInt("transA", 0) != 0) {
+      miss("skipped-layout", fmt::format("{} transposes its input (transA=1)", second->describe()));
+      continue;
+    }
+    std::string why;
+    LinearLayer* a = layerOf(first, why);
+    LinearLayer* b = a ? layerOf(second, why) : nullptr;
+    if (!a || !b) {
+      miss("skipped-weights", why);
+      continue;
+    }
+    if (a->outputChannels() != b->inputChannels()) {
+      miss("skipped-channel-mismatch", fmt::format("{} output channels feed {} input channels",
+                                                   a->outputChannels(), b->inputChannels()));
+      continue;
+    }
+    found.pairs.push_back({a, b, activation, pre});
+  }
+  return found;
+}
+
+std::vector<double> equalizingScales(const LinearLayer& first, const LinearLayer& second) {
+  std::vector<double> r1 = first.outputChannelAbsMax();
+  std::vector<double> r2 = second.inputChannelAbsMax();
+  std::vector<double> s(r1.size(), 1.0);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (r1[i] > 0 && r2[i] > 0) s[i] = std::sqrt(r1[i] * r2[i]) / r2[i];
+  }
+  return s;
+}
+
+EqualizeOutcome equalizePairs(std::vector<LayerPair>& pairs, int maxSweeps, double tolerance) {
+  EqualizeOutcome outcome;
+  if (pairs.empty()) {
+    outcome.converged = true;
+    return outcome;
+  }
+  while (outcome.sweeps < maxSweeps) {
+    ++outcome.sweeps;
+    double largest = 0;
+    for (LayerPair& pair : pairs) {
+      std::vector<double> s = equalizingScales(*pair.first, *pair.second);
+      std::vector<double> inverse(s.size());
+      for (size_t i = 0; i < s.size(); ++i) {
+        inverse[i] = 1.0 / s[i];
+        largest = std::max(largest, std::fabs(s[i] - 1.0));
+      }
+      pair.first->scaleOutputChannels(inverse);
+      pair.second->scaleInputChannels(s);
+    }
+    outcome.largestLastChange = largest;
+    if (largest <= tolerance) {
+      outcome.converged = true;
+      break;
+    }
+  }
+  return outcome;
+}
+
+}  // namespace qopt::equalize

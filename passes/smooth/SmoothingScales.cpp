@@ -1,0 +1,110 @@
+#include "SmoothingScales.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace qopt::smooth {
+namespace {
+
+constexpr double kLevels = 127.0;  // symmetric int8
+
+// Symmetric fake quantization as QuantizeLinear/DequantizeLinear compute it: round half to
+// even, saturate to [-128, 127].
+double fakeQuantize(double x, double scale) {
+  if (scale <= 0) return 0;
+  double q = std::nearbyint(x / scale);
+  return std::clamp(q, -128.0, 127.0) * scale;
+}
+
+}  // namespace
+
+std::vector<double> smoothingScales(std::span<const double> actMax,
+                                    std::span<const double> weightMax, double alpha) {
+  std::vector<double> s(actMax.size(), 1.0);
+  for (size_t j = 0; j < s.size(); ++j) {
+    if (actMax[j] > 0 && weightMax[j] > 0) {
+      s[j] = std::pow(actMax[j], alpha) / std::pow(weightMax[j], 1.0 - alpha);
+    }
+  }
+  return s;
+}
+
+std::vector<double> rowAbsMax(std::span<const WeightMatrix> weights) {
+  std::vector<double> result(weights.empty() ? 0 : weights[0].rows, 0.0);
+  for (const WeightMatrix& w : weights) {
+    for (size_t j = 0; j < w.rows; ++j) {
+      for (size_t n = 0; n < w.cols; ++n) {
+        result[j] = std::max(result[j], std::fabs(w.values[j * w.cols + n]));
+      }
+    }
+  }
+  return result;
+}
+
+double quantizedError(std::span<const float> rows, std::span<const double> actMax,
+                      std::span<const WeightMatrix> weights, std::span<const double> scales) {
+  const size_t k = actMax.size();
+  if (k == 0) return 0;
+  const size_t count = rows.size() / k;
+  double amax = 0;
+  for (size_t j = 0; j < k; ++j) amax = std::max(amax, actMax[j] / scales[j]);
+  const double xScale = amax / kLevels;
+  std::vector<double> xq(rows.size()), x(rows.size());
+  for (size_t r = 0; r < count; ++r) {
+    for (size_t j = 0; j < k; ++j) {
+      x[r * k + j] = rows[r * k + j];
+      xq[r * k + j] = fakeQuantize(rows[r * k + j] / scales[j], xScale);
+    }
+  }
+  double error = 0;
+  for (const WeightMatrix& w : weights) {
+    const size_t n = w.cols;
+    std::vector<double> wq(w.values.size());
+    for (size_t c = 0; c < n; ++c) {
+      double wmax = 0;
+      for (size_t j = 0; j < k; ++j)
+        wmax = std::max(wmax, std::fabs(w.values[j * n + c]) * scales[j]);
+      double wScale = wmax / kLevels;
+      for (size_t j = 0; j < k; ++j)
+        wq[j * n + c] = fakeQuantize(w.values[j * n + c] * scales[j], wScale);
+    }
+    std::vector<double> y(n), yq(n);
+    for (size_t r = 0; r < count; ++r) {
+      std::fill(y.begin(), y.end(), 0.0);
+      std::fill(yq.begin(), yq.end(), 0.0);
+      for (size_t j = 0; j < k; ++j) {
+        const double a = x[r * k + j], aq = xq[r * k + j];
+        const double* wr = &w.values[j * n];
+        const double* wqr = &wq[j * n];
+        for (size_t c = 0; c < n; ++c) {
+          y[c] += a * wr[c];
+          yq[c] += aq * wqr[c];
+        }
+      }
+      for (size_t c = 0; c < n; ++c) error += (yq[c] - y[c]) * (yq[c] - y[c]);
+    }
+  }
+  return error;
+}
+
+AlphaChoice searchAlpha(std::span<const float> rows, std::span<const double> actMax,
+                        std::span<const WeightMatrix> weights) {
+  std::vector<double> weightMax = rowAbsMax(weights);
+  std::vector<double> ones(actMax.size(), 1.0);
+  AlphaChoice best;
+  best.unsmoothedError = quantizedError(rows, actMax, weights, ones);
+  bool first = true;
+  for (int step = 0; step <= 20; ++step) {
+    double alpha = step * 0.05;
+    std::vector<double> s = smoothingScales(actMax, weightMax, alpha);
+    double error = quantizedError(rows, actMax, weights, s);
+    if (first || error < best.error) {
+      best.alpha = alpha;
+      best.error = error;
+      first = false;
+    }
+  }
+  return best;
+}
+
+}  // namespace qopt::smooth
