@@ -105,9 +105,20 @@ class Planner {
     }
   }
 
+  // The two MatMuls of an attention block are judged together: TensorRT's MHA fusion wants
+  // both quantized or neither.
   std::optional<std::string> gainsNothing(const Node& node) const {
     if (!options_.target.isTensorRT() || !isWeightedOp(node)) return std::nullopt;
-    return smallLayerReason(node, SmallLayerRule{options_.minChannels, options_.fp8});
+    const SmallLayerRule rule{options_.minChannels, options_.fp8};
+    const AttentionBlock* block = patterns_.attentionOf(&node);
+    if (block == nullptr) return smallLayerReason(node, rule);
+    for (const Node* matmul : {block->scores, block->context}) {
+      std::optional<std::string> why = smallLayerReason(*matmul, rule);
+      if (!why || matmul == &node) continue;
+      return fmt::format("the other MatMul of its attention block, {}, is a {}; both stay float",
+                         matmul->describe(), *why);
+    }
+    return smallLayerReason(node, rule);
   }
 
   void markQuantized(Node* node) {
