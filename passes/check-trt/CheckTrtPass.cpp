@@ -1,10 +1,10 @@
 // check-trt: a read-only pass that lists every construct TensorRT would reject or silently read
 // differently (zero points, UINT8, scales, per-channel axes, INT32 biases, opset), the placement
-// that leaves a Q/DQ model mostly in float or slower than FP16, and the builder flags the model needs, for one
-// TensorRT version, and for FP8 models the version and GPU FP8 needs (Fp8Checks.h). One line per
-// finding (severity, id, node, cause, fix) on the diagnostics
-// stream, statistics per id, and the findings under results["check-trt"]. With strict=true any
-// error is a failed check (exit code 1); the model is never changed.
+// that leaves a Q/DQ model mostly in float or slower than FP16, and the builder flags the model
+// needs, for one TensorRT version, and for FP8 models the version and GPU FP8 needs (Fp8Checks.h).
+// One line per finding (severity, id, node, cause, fix) on the diagnostics stream, statistics per
+// id, and the findings under results["check-trt"]. With strict=true any error is a failed check
+// (exit code 1); the model is never changed.
 #include <fmt/format.h>
 
 #include <optional>

@@ -128,10 +128,11 @@ void checkSmallQuantized(const analysis::LayerInfo& layer, int64_t minChannels,
 
 // A float layer left so on purpose: where TensorRT gains nothing, or an attention block wholly
 // in float.
+// `fp8`: the model quantizes to FP8, whose rule also leaves large filters float.
 bool floatByDesign(const analysis::LayerInfo& layer, const AttentionVerdicts& attention,
-                   int64_t minChannels) {
+                   int64_t minChannels, bool fp8) {
   if (attention.floatByDesign.count(layer.node) > 0) return true;
-  return qdq::smallLayerReason(*layer.node, qdq::SmallLayerRule{minChannels, false}).has_value();
+  return qdq::smallLayerReason(*layer.node, qdq::SmallLayerRule{minChannels, fp8}).has_value();
 }
 
 void checkLayers(const analysis::PrecisionReport& precisions, const AttentionVerdicts& attention,
@@ -166,7 +167,7 @@ void checkLayers(const analysis::PrecisionReport& precisions, const AttentionVer
     if (layer.precision == analysis::Precision::Fp16) ++summary.fp16Layers;
     summary.floatLayers.push_back(analysis::layerName(node));
     if (!summary.hasQdq) continue;  // a float model: nothing was meant to be quantized
-    if (floatByDesign(layer, attention, minChannels)) {
+    if (floatByDesign(layer, attention, minChannels, precisions.fp8.layers > 0)) {
       ++summary.floatByDesign;
       continue;
     }
@@ -192,20 +193,18 @@ void checkReformat(const Node& q, const Node& dq, const qdq::TransformerPatterns
     floats.push_back(fmt::format("graph output '{}'", dq.output(0)->name()));
   }
   if (quantized.empty() || floats.empty()) return;
-  bool attention = false;
+  bool attention = false;  // the fix is the same either way
   const std::string note = floatReadersNote(dq.output(0), patterns, attention);
   findings.push_back(makeFinding(
       Severity::Warning, "qdq-reformat", q,
-      fmt::format("its DequantizeLinear '{}' feeds {}, which run in INT8, and {}, which do "
-                  "not{}: TensorRT keeps the tensor in INT8 and adds a reformat layer (a "
-                  "separate dequantize) for the float readers",
+      fmt::format("its DequantizeLinear '{}' feeds {} in INT8 and {} in float{}: TensorRT "
+                  "keeps the tensor in INT8 and adds a reformat layer (a separate dequantize) "
+                  "for the float readers",
                   analysis::layerName(dq), fmt::join(quantized, ", "), fmt::join(floats, ", "),
                   note),
-      note.empty() ? fmt::format("let {} read the tensor before QuantizeLinear: quantize only "
-                                 "the inputs that run in INT8",
-                                 fmt::join(floats, ", "))
-                   : attention ? kAttentionInteriorFix
-                               : kFloatPatternFix));
+      fmt::format("let {} read the tensor before QuantizeLinear: quantize only the inputs "
+                  "that run in INT8",
+                  fmt::join(floats, ", "))));
 }
 
 void checkPairs(const Graph& graph, const qdq::TransformerPatterns& patterns,
@@ -243,8 +242,8 @@ void checkPairs(const Graph& graph, const qdq::TransformerPatterns& patterns,
                       analysis::layerName(*dq), readers, note),
           note.empty() ? "remove this Q/DQ pair, or move it to the input of a Conv, "
                          "ConvTranspose, Gemm or MatMul"
-                       : attention ? kAttentionInteriorFix
-                                   : kFloatPatternFix));
+          : attention  ? kAttentionInteriorFix
+                       : kFloatPatternFix));
     }
   }
 }

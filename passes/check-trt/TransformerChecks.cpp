@@ -71,7 +71,11 @@ AttentionVerdicts checkAttention(const qdq::TransformerPatterns& patterns,
           kFix));
       verdicts.reported.insert(s.node);
     }
-    if (partial) continue;
+    if (partial) {
+      // The block is reported: its other MatMul needs no float-layer finding of its own.
+      verdicts.reported.insert({block.scores, block.context});
+      continue;
+    }
     // Both inputs of one MatMul quantized, none of the other's.
     for (int i = 0; i < 2; ++i) {
       const MatMulState& s = states[i];

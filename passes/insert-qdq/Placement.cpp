@@ -54,8 +54,9 @@ class Planner {
         continue;
       }
       if (std::string where = patterns_.floatInteriorOf(node); !where.empty()) {
-        result_.missed(node->describe(),
-                       fmt::format("not quantized: inside {}, which TensorRT runs in float", where));
+        result_.missed(
+            node->describe(),
+            fmt::format("not quantized: inside {}, which TensorRT runs in float", where));
         continue;
       }
       if (options_.excludeMha && patterns_.attentionOf(node) != nullptr) {
@@ -92,12 +93,12 @@ class Planner {
   // A remark per recognised transformer pattern, so that -v shows what placement relied on.
   void notePatterns() {
     for (const AttentionBlock& block : patterns_.attention) {
-      result_.note(block.softmax->describe(),
-                   fmt::format("attention block: {}{}", block.describe(),
-                               options_.excludeMha
-                                   ? "; the attention MatMuls stay float (exclude-mha)"
-                                   : "; both inputs of both attention MatMuls quantized per "
-                                     "tensor"));
+      result_.note(
+          block.softmax->describe(),
+          fmt::format("attention block: {}{}", block.describe(),
+                      options_.excludeMha ? "; the attention MatMuls stay float (exclude-mha)"
+                                          : "; both inputs of both attention MatMuls quantized per "
+                                            "tensor"));
     }
     for (const FloatPattern& pattern : patterns_.floatPatterns) {
       result_.note(pattern.last->describe(),

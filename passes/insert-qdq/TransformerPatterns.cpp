@@ -141,10 +141,10 @@ const Node* findContext(const Value* value, std::vector<const Node*>& crossed, i
       guards.push_back(&user);
       continue;
     }
-    const bool passes = ((user.is("Cast") || user.is("Identity") || user.is("Dropout") ||
-                          user.is("Reshape")) &&
-                         use.index == 0) ||
-                        (user.is("Where") && use.index >= 1);
+    const bool passes =
+        ((user.is("Cast") || user.is("Identity") || user.is("Dropout") || user.is("Reshape")) &&
+         use.index == 0) ||
+        (user.is("Where") && use.index >= 1);
     if (!passes || found != nullptr) continue;
     const size_t size = crossed.size();
     crossed.push_back(&user);
@@ -168,8 +168,8 @@ void readScoreInputs(AttentionBlock& block) {
       if (isScale(*producer)) {
         block.scaleBefore.push_back(producer);
         value = operandBesideConstant(*producer);
-      } else if (producer->is("Transpose") || producer->is("Reshape") ||
-                 producer->is("Identity") || producer->is("Cast")) {
+      } else if (producer->is("Transpose") || producer->is("Reshape") || producer->is("Identity") ||
+                 producer->is("Cast")) {
         if (input == 1 && producer->is("Transpose")) block.keyTransposed = true;
         value = producer->input(0);
       } else {
@@ -315,8 +315,7 @@ bool finishGelu(FloatPattern& pattern, const Node& one) {
   }
   if (isConstant(other)) {
     const Node* m2 = soleUser(m1->output(0));
-    if (m2 == nullptr || !m2->is("Mul") ||
-        (m2->input(0) != x && m2->input(1) != x)) {
+    if (m2 == nullptr || !m2->is("Mul") || (m2->input(0) != x && m2->input(1) != x)) {
       return false;
     }
     pattern.nodes.insert(pattern.nodes.end(), {m1, m2});
@@ -416,12 +415,14 @@ std::string listScales(const std::vector<const Node*>& scales) {
 std::string AttentionBlock::describe() const {
   std::vector<std::string> traits;
   traits.push_back(keyTransposed ? "K through Transpose" : "K without Transpose");
-  if (!scaleBefore.empty()) traits.push_back(fmt::format("scaled by {} before", listScales(scaleBefore)));
-  if (!scaleAfter.empty()) traits.push_back(fmt::format("scaled by {} after", listScales(scaleAfter)));
+  if (!scaleBefore.empty())
+    traits.push_back(fmt::format("scaled by {} before", listScales(scaleBefore)));
+  if (!scaleAfter.empty())
+    traits.push_back(fmt::format("scaled by {} after", listScales(scaleAfter)));
   if (mask != nullptr) traits.push_back(fmt::format("mask {} {}", mask->opType(), quoted(*mask)));
-  std::string text = fmt::format("scores MatMul {} ({}), Softmax {}, context MatMul {}",
-                                 quoted(*scores), fmt::join(traits, ", "), quoted(*softmax),
-                                 quoted(*context));
+  std::string text =
+      fmt::format("scores MatMul {} ({}), Softmax {}, context MatMul {}", quoted(*scores),
+                  fmt::join(traits, ", "), quoted(*softmax), quoted(*context));
   if (!projections.empty()) {
     std::vector<std::string> parts;
     for (const Projection& p : projections) {
@@ -471,8 +472,7 @@ TransformerPatterns findTransformerPatterns(const Graph& graph) {
     }
     if (std::optional<FloatPattern> pattern = matchFloatPattern(*node)) {
       const char* what = pattern->kind == FloatPattern::Kind::LayerNorm ? "LayerNorm" : "GELU";
-      const std::string where =
-          fmt::format("the {} ending at {}", what, quoted(*pattern->last));
+      const std::string where = fmt::format("the {} ending at {}", what, quoted(*pattern->last));
       for (const Node* n : pattern->nodes) patterns.floatInterior.emplace(n, where);
       patterns.floatPatterns.push_back(std::move(*pattern));
     }

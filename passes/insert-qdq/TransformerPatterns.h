@@ -32,10 +32,10 @@ struct Projection {
 };
 
 struct AttentionBlock {
-  const Node* scores = nullptr;   // MatMul Q x K^T
-  const Node* softmax = nullptr;  // Softmax of the (scaled, masked) scores
-  const Node* context = nullptr;  // MatMul probabilities x V
-  bool keyTransposed = false;     // a Transpose on K's path into the scores MatMul
+  const Node* scores = nullptr;          // MatMul Q x K^T
+  const Node* softmax = nullptr;         // Softmax of the (scaled, masked) scores
+  const Node* context = nullptr;         // MatMul probabilities x V
+  bool keyTransposed = false;            // a Transpose on K's path into the scores MatMul
   std::vector<const Node*> scaleBefore;  // Div/Mul by a constant on Q or K
   std::vector<const Node*> scaleAfter;   // Div/Mul by a constant on the scores
   const Node* mask = nullptr;            // Add or Where applying the mask
@@ -63,7 +63,7 @@ struct FloatPattern {
 };
 
 struct TransformerPatterns {
-  std::vector<AttentionBlock> attention;  // in graph order of their Softmax
+  std::vector<AttentionBlock> attention;    // in graph order of their Softmax
   std::vector<FloatPattern> floatPatterns;  // LayerNorms and GELUs in graph order
 
   /// The block whose scores or context MatMul `matmul` is, or null.
