@@ -1,10 +1,10 @@
 // check-trt: a read-only pass that lists every construct TensorRT would reject or silently read
 // differently (zero points, UINT8, scales, per-channel axes, INT32 biases, opset), the placement
-// that leaves a Q/DQ model mostly in float, and the builder flags the model needs, for one
-// TensorRT version, and for FP8 models the version and GPU FP8 needs (Fp8Checks.h). One line per
-// finding (severity, id, node, cause, fix) on the diagnostics
-// stream, statistics per id, and the findings under results["check-trt"]. With strict=true any
-// error is a failed check (exit code 1); the model is never changed.
+// that leaves a Q/DQ model mostly in float or slower than FP16, and the builder flags the model
+// needs, for one TensorRT version, and for FP8 models the version and GPU FP8 needs (Fp8Checks.h).
+// One line per finding (severity, id, node, cause, fix) on the diagnostics stream, statistics per
+// id, and the findings under results["check-trt"]. With strict=true any error is a failed check
+// (exit code 1); the model is never changed.
 #include <fmt/format.h>
 
 #include <optional>
@@ -40,6 +40,7 @@ class CheckTrtPass : public Pass {
         failOption("compute-capability", e.cause());
       }
     }
+    if (*minChannels_ < 0) failOption("min-channels", "must be 0 (no rule) or positive");
     if ((*version_).empty()) return;
     try {
       parseTrtVersion(*version_);
@@ -56,7 +57,7 @@ class CheckTrtPass : public Pass {
     std::vector<Finding> findings;
     checktrt::checkQdqNodes(model, version, findings);
     const checktrt::PlacementSummary placement =
-        checktrt::checkPlacement(model.graph(), precisions, findings);
+        checktrt::checkPlacement(model.graph(), precisions, findings, *minChannels_);
     std::optional<checktrt::ComputeCapability> gpu;
     if (!computeCapability_->empty()) {
       gpu = checktrt::parseComputeCapability(*computeCapability_);
@@ -166,6 +167,10 @@ class CheckTrtPass : public Pass {
   Option<std::string> computeCapability_{
       *this, "compute-capability", "",
       "The target GPU's compute capability, e.g. 8.9, for FP8 (empty: an FP8 model gets a note)"};
+  Option<int64_t> minChannels_{
+      *this, "min-channels", qdq::kDefaultMinChannels,
+      "Report quantized Convs with fewer input or output channels, and Gemm/MatMul with K or N "
+      "below this, where TensorRT gains nothing (0: do not)"};
   TargetOption target_{*this};
 };
 

@@ -52,6 +52,7 @@ class InsertQdqPass : public Pass {
     }
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
     if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
+    if (*minChannels_ < 0) failOption("min-channels", "must be 0 (no rule) or positive");
     if (fp8() && !cache_->empty()) {
       failOption("cache",
                  "TensorRT's calibration cache holds INT8 scales only; with precision=fp8 write "
@@ -79,6 +80,8 @@ class InsertQdqPass : public Pass {
     // FP8 keeps the bias in float for every target: ONNX has no float8 bias form.
     placementOptions.quantizeBias = ortFormat && !fp8();
     placementOptions.fp8 = fp8();
+    placementOptions.excludeMha = *excludeMha_;
+    placementOptions.minChannels = *minChannels_;
     Graph& graph = model.graph();
     qdq::Placement plan = qdq::planPlacement(graph, placementOptions, result);
     result.statistics["nodes-excluded"] = static_cast<int64_t>(plan.excludedNodes.size());
@@ -371,6 +374,13 @@ class InsertQdqPass : public Pass {
       "Regular expression: nodes whose whole name (unnamed: first output name) matches stay float"};
   ListOption<std::string> excludeOps_{*this, "exclude-ops", {}, "Op types that stay float"};
   TargetOption target_{*this};
+  Option<bool> excludeMha_{*this, "exclude-mha", false,
+                           "Keep the two MatMuls of each attention block float (Q x K^T and "
+                           "probabilities x V); the projections are still quantized"};
+  Option<int64_t> minChannels_{
+      *this, "min-channels", qdq::kDefaultMinChannels,
+      "TensorRT: Conv with fewer input or output channels, Gemm/MatMul with K or N below this, "
+      "stay float (TensorRT gains nothing there); 0 quantizes them"};
   Option<bool> perConsumer_{*this, "per-consumer", false,
                             "One Q/DQ pair per consumer instead of one per tensor"};
   EnumOption<DataType> highPrecision_{

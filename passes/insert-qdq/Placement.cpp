@@ -8,6 +8,8 @@
 #include <unordered_set>
 
 #include "../fold-constants/ConstantValue.h"
+#include "SmallLayers.h"
+#include "TransformerPatterns.h"
 
 namespace qopt::qdq {
 namespace {
@@ -32,6 +34,8 @@ class Planner {
   Placement run() {
     size_t position = 0;
     for (Node* node : graph_.nodes()) order_[node] = position++;
+    patterns_ = findTransformerPatterns(graph_);
+    notePatterns();
     for (Node* node : graph_.nodes()) {
       for (Graph* body : node->subgraphs()) {
         (void)body;
@@ -47,6 +51,22 @@ class Planner {
       if (isExcluded(*node)) {
         plan_.excludedNodes.push_back(node);
         result_.missed(node->describe(), "excluded: stays float");
+        continue;
+      }
+      if (std::string where = patterns_.floatInteriorOf(node); !where.empty()) {
+        result_.missed(
+            node->describe(),
+            fmt::format("not quantized: inside {}, which TensorRT runs in float", where));
+        continue;
+      }
+      if (options_.excludeMha && patterns_.attentionOf(node) != nullptr) {
+        plan_.excludedNodes.push_back(node);
+        result_.missed(node->describe(), "excluded (exclude-mha): attention MatMul stays float");
+        continue;
+      }
+      if (std::optional<std::string> why = gainsNothing(*node)) {
+        plan_.excludedNodes.push_back(node);
+        result_.missed(node->describe(), "stays float: TensorRT gains nothing: " + *why);
         continue;
       }
       if (isWeightedOp(*node)) {
@@ -68,6 +88,38 @@ class Planner {
     const std::string& name =
         !node.name().empty() || node.numOutputs() == 0 ? node.name() : node.output(0)->name();
     return std::regex_match(name, *options_.excludeNodes);
+  }
+
+  // A remark per recognised transformer pattern, so that -v shows what placement relied on.
+  void notePatterns() {
+    for (const AttentionBlock& block : patterns_.attention) {
+      result_.note(
+          block.softmax->describe(),
+          fmt::format("attention block: {}{}", block.describe(),
+                      options_.excludeMha ? "; the attention MatMuls stay float (exclude-mha)"
+                                          : "; both inputs of both attention MatMuls quantized per "
+                                            "tensor"));
+    }
+    for (const FloatPattern& pattern : patterns_.floatPatterns) {
+      result_.note(pattern.last->describe(),
+                   fmt::format("{}: stays in high precision, no Q/DQ inside", pattern.describe()));
+    }
+  }
+
+  // The two MatMuls of an attention block are judged together: TensorRT's MHA fusion wants
+  // both quantized or neither.
+  std::optional<std::string> gainsNothing(const Node& node) const {
+    if (!options_.target.isTensorRT() || !isWeightedOp(node)) return std::nullopt;
+    const SmallLayerRule rule{options_.minChannels, options_.fp8};
+    const AttentionBlock* block = patterns_.attentionOf(&node);
+    if (block == nullptr) return smallLayerReason(node, rule);
+    for (const Node* matmul : {block->scores, block->context}) {
+      std::optional<std::string> why = smallLayerReason(*matmul, rule);
+      if (!why || matmul == &node) continue;
+      return fmt::format("the other MatMul of its attention block, {}, is a {}; both stay float",
+                         matmul->describe(), *why);
+    }
+    return smallLayerReason(node, rule);
   }
 
   void markQuantized(Node* node) {
@@ -213,6 +265,7 @@ class Planner {
   std::unordered_map<const Node*, size_t> order_;
   std::unordered_map<const Value*, size_t> siteIndex_;
   std::unordered_set<const Node*> quantized_;
+  TransformerPatterns patterns_;
 };
 
 }  // namespace

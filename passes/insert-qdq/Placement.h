@@ -5,7 +5,14 @@
 //     MatMul (optionally through a bias Add) whose output could fuse into the Add;
 //   - AveragePool, GlobalAveragePool: their input;
 //   - Concat and everything else: nothing of its own (its consumers quantize);
-//   - excluded nodes (by name or op type) stay float; graph outputs are never quantized.
+//   - excluded nodes (by name or op type) stay float; graph outputs are never quantized;
+//   - transformers (TransformerPatterns.h): the Q/K/V/output projections quantize as any MatMul
+//     or Gemm with a constant weight, both inputs of the two attention MatMuls per tensor (as
+//     TensorRT's MHA fusion expects; exclude-mha keeps those two float), and nothing inside the
+//     Softmax chain (scale, mask, Softmax), a LayerNorm or a GELU, which TensorRT runs in float;
+//   - for TensorRT, layers where it gains nothing (SmallLayers.h: Conv with fewer than 16 input
+//     or output channels, Gemm/MatMul with K or N below 16, FP8 Convs with large filters) stay
+//     float, so that the INT8 model is never slower than FP16 there.
 // The plan is computed on the unchanged model, so calibration runs on exactly the tensors that
 // get Q/DQ, before anything is inserted.
 #pragma once
@@ -16,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "SmallLayers.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
 #include "qopt/pass/Target.h"
@@ -61,6 +69,11 @@ struct PlacementOptions {
   // FP8 (float8 E4M3FN): TensorRT's FP8 placement, inputs of Conv, Gemm, MatMul and residual
   // Adds (pooling and ConvTranspose stay float).
   bool fp8 = false;
+  // The two MatMuls of each attention block stay float (the projections are still quantized).
+  bool excludeMha = false;
+  // TensorRT only: Conv, Gemm and MatMul with fewer channels (K, N) than this stay float; 0
+  // disables the rule (the FP8 filter rule still applies).
+  int64_t minChannels = kDefaultMinChannels;
 };
 
 /// The ops whose inputs insert-qdq quantizes (the residual Add included).

@@ -16,10 +16,12 @@
 namespace qopt::checktrt {
 namespace {
 
+// The models here are a few channels wide: the small-layer rule (tests/lit) is off throughout.
 std::vector<Finding> checkAll(const Model& model, TrtVersion version) {
   std::vector<Finding> findings;
   checkQdqNodes(model, version, findings);
-  checkPlacement(model.graph(), analysis::reportPrecisions(model.graph()), findings);
+  checkPlacement(model.graph(), analysis::reportPrecisions(model.graph()), findings,
+                 /*minChannels=*/0);
   return findings;
 }
 
@@ -148,7 +150,8 @@ g (float[1,8] f) => (float[1,4] a, float[1,4] b, float[1,4] c)
 )");
   std::vector<Finding> findings;
   PlacementSummary summary =
-      checkPlacement(model->graph(), analysis::reportPrecisions(model->graph()), findings);
+      checkPlacement(model->graph(), analysis::reportPrecisions(model->graph()), findings,
+                     /*minChannels=*/0);
   EXPECT_EQ(summary.weightedLayers, 3);
   EXPECT_EQ(summary.int8Layers, 1);
   EXPECT_EQ(summary.floatLayers, (std::vector<std::string>{"b", "c"}));
@@ -179,7 +182,7 @@ g (float[1,8] f) => (float16[1,4] a, float[1,4] b)
                               "test");
   const analysis::PrecisionReport report = analysis::reportPrecisions(model->graph());
   std::vector<Finding> findings;
-  PlacementSummary summary = checkPlacement(model->graph(), report, findings);
+  PlacementSummary summary = checkPlacement(model->graph(), report, findings, /*minChannels=*/0);
   EXPECT_EQ(summary.int8Layers, report.int8.layers);
   EXPECT_EQ(summary.fp16Layers, report.fp16.layers);
   EXPECT_EQ(summary.fp32Layers(), report.fp32.layers);

@@ -52,9 +52,10 @@ CASES = {
     "resnet18_small_ort": dict(source="builder", model="resnet18_small",
                                pipeline="fold-bn,insert-qdq{target=ort calibrator=max}",
                                sqnr=27.0, cosine=0.999),
-    # 21.90 dB, 0.99697
+    # 18.97 dB, 0.99369; 21.89 dB with min-channels=0: in float, the four layers where TensorRT
+    # gains nothing from INT8 no longer cancel part of the random-weight model's other errors.
     "mobilenetv2_small": dict(source="builder", pipeline="fold-bn,insert-qdq{calibrator=max}",
-                              sqnr=19.0, cosine=0.995),
+                              sqnr=16.0, cosine=0.99),
     # 17.27 dB, 0.99061
     "mobilenetv2_small_entropy": dict(source="builder", model="mobilenetv2_small",
                                       pipeline="fold-bn,insert-qdq", sqnr=14.0, cosine=0.985),
