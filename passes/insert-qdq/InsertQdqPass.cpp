@@ -34,7 +34,8 @@ std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {
   return {{CalibratorKind::Max, "max"},
           {CalibratorKind::Percentile, "percentile"},
           {CalibratorKind::Entropy, "entropy"},
-          {CalibratorKind::Mse, "mse"}};
+          {CalibratorKind::Mse, "mse"},
+          {CalibratorKind::Auto, "auto"}};
 }
 
 class InsertQdqPass : public Pass {
@@ -103,13 +104,20 @@ class InsertQdqPass : public Pass {
     // Calibrate the unchanged model on exactly the tensors that get Q/DQ.
     std::vector<std::string> names;
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
-    qdq::CalibrationRun calibration = qdq::calibrate(
-        model, names, context, static_cast<size_t>(*samples_), name(), static_cast<int>(*threads_));
+    const bool automatic = *calibrator_ == CalibratorKind::Auto;
+    qdq::CalibrationRun calibration =
+        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name(),
+                       static_cast<int>(*threads_), automatic ? quant::kAutoCalibrationSamples : 0);
     quant::CalibratorSpec spec;
     spec.kind = *calibrator_;
     spec.percentile = *percentile_;
     qdq::ActivationScheme scheme = ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
                                              : qdq::ActivationScheme::SignedSymmetric;
+    std::vector<quant::AutoChoice> choices;
+    if (automatic) {
+      choices =
+          qdq::chooseAutoRanges(model, plan.activations, plan.weights, calibration, spec, scheme);
+    }
 
     std::vector<quant::ScaleEntry> scaleEntries;
     std::unordered_map<const Value*, qdq::ActivationParams> activationParams;
@@ -117,7 +125,8 @@ class InsertQdqPass : public Pass {
     size_t position = 0;
     for (Node* node : graph.nodes()) order[node] = position++;
 
-    for (const qdq::ActivationSite& site : plan.activations) {
+    for (size_t a = 0; a < plan.activations.size(); ++a) {
+      const qdq::ActivationSite& site = plan.activations[a];
       auto found = calibration.statistics.find(site.value->name());
       if (found == calibration.statistics.end()) {
         throw Error(ErrorKind::Internal, model.sourcePath,
@@ -125,8 +134,12 @@ class InsertQdqPass : public Pass {
                     "calibration returned no statistics for it");
       }
       const quant::TensorStatistics& stats = found->second;
-      qdq::ActivationParams params = qdq::activationParams(stats, spec, scheme);
+      const quant::AutoChoice* choice = automatic ? &choices[a] : nullptr;
+      qdq::ActivationParams params = choice != nullptr
+                                         ? qdq::activationParamsForAmax(stats, choice->amax, scheme)
+                                         : qdq::activationParams(stats, spec, scheme);
       std::string subject = fmt::format("tensor '{}'", site.value->name());
+      if (choice != nullptr) result.note(subject, quant::describeAutoChoice(*choice));
       if (stats.nonFinite() > 0) {
         context.diagnostics().warning(
             fmt::format("insert-qdq: {} had {} NaN or infinite values during calibration (ignored)",
@@ -138,8 +151,8 @@ class InsertQdqPass : public Pass {
                                          qdq::kZeroRangeScale));
       }
       activationParams[site.value] = params;
-      scaleEntries.push_back(
-          qdq::activationScaleEntry(site.value->name(), params, *calibrator_, calibration.samples));
+      scaleEntries.push_back(qdq::activationScaleEntry(site.value->name(), params, *calibrator_,
+                                                       calibration.samples, choice));
       insertActivation(graph, site, params, order, result);
     }
 
@@ -316,8 +329,10 @@ class InsertQdqPass : public Pass {
   }
 
   EnumOption<CalibratorKind> calibrator_{
-      *this, "calibrator", CalibratorKind::Entropy,
-      "Activation calibrator (weights always use their max per channel)", calibratorSpellings()};
+      *this, "calibrator", CalibratorKind::Auto,
+      "Activation calibrator (weights always use their max per channel); auto: per tensor, the "
+      "one of max, percentile, entropy and mse whose consumers' outputs stay closest to float",
+      calibratorSpellings()};
   Option<double> percentile_{*this, "percentile", 99.99,
                              "Percentile of |x| for calibrator=percentile"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};
