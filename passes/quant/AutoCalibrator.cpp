@@ -82,6 +82,7 @@ std::string boundedByConstruction(const Value& value) {
 
 FakeQuantization symmetricInt8(const TensorStatistics& /*stats*/, double amax) {
   FakeQuantization q;
+  // A zero range gets insert-qdq's kZeroRangeScale (2^-20): any positive scale keeps 0 exact.
   q.scale = amax > 0 ? static_cast<float>(amax / 127.0) : 1.0f / 1048576.0f;
   return q;
 }

@@ -13,7 +13,10 @@
 //
 // The criterion: the mean over the tensor's consumers of noise / signal of the consumer's first
 // output (sum of (twin - float)^2 over sum of float^2, over the judged samples), i.e. the mean
-// inverse SQNR of the consumers' outputs with only this tensor (and the weights) quantized. The
+// inverse SQNR of the consumers' outputs with only this tensor (and the weights) quantized. A
+// consumer followed only by elementwise activations TensorRT fuses into it (Relu, Clip,
+// HardSwish...: a chain of single readers) is compared after them, as the fused layer computes:
+// an error they remove (a negative value under a Relu) costs nothing. The
 // smallest wins; on equal errors the first in the order max, percentile, entropy, mse (the
 // widest range first: equal errors mean clipping bought nothing). Elementwise consumers
 // (a residual Add) need no special case: the twin measures them as exactly as a Conv.
