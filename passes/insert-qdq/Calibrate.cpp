@@ -6,6 +6,8 @@
 #include <cctype>
 #include <functional>
 
+#include "../fold-constants/ConstantValue.h"
+#include "QdqEmitter.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/ir/Error.h"
 #include "qopt/quant/CalibCache.h"
@@ -14,7 +16,7 @@ namespace qopt::qdq {
 
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
                          PassContext& context, size_t limit, const std::string& passName,
-                         int threads) {
+                         int threads, size_t keep) {
   CalibrationRun run;
   if (tensors.empty()) return run;
   quant::ProgressFn bar = quant::terminalProgress(passName + ": calibrating");
@@ -45,9 +47,17 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
       }
     };
   }
+  // The reading thread hands samples out in data order, so the kept ones are the first `keep`
+  // whatever the thread count. Arrays share their storage: keeping costs no copy.
+  auto keeping = [&](const std::function<bool(analysis::Sample&)>& fn) {
+    forEachSample([&](analysis::Sample& sample) {
+      if (run.kept.size() < keep) run.kept.push_back(sample);
+      return fn(sample);
+    });
+  };
   size_t seen = 0;
   run.statistics = quant::collectStatistics(
-      model, tensors, forEachSample,
+      model, tensors, keeping,
       [&](size_t done, size_t) {
         seen = done;
         if (bar) bar(done, total);
@@ -68,8 +78,47 @@ std::string typeWord(DataType type) {
   return word;
 }
 
+std::vector<quant::AutoChoice> chooseAutoRanges(const Model& model,
+                                                const std::vector<ActivationSite>& activations,
+                                                const std::vector<WeightSite>& weights,
+                                                const CalibrationRun& run,
+                                                const quant::CalibratorSpec& spec,
+                                                ActivationScheme scheme) {
+  std::vector<quant::AutoTensor> tensors;
+  for (const ActivationSite& site : activations) {
+    auto found = run.statistics.find(site.value->name());
+    if (found == run.statistics.end()) {
+      throw Error(ErrorKind::Internal, model.sourcePath,
+                  fmt::format("tensor '{}'", site.value->name()),
+                  "calibration returned no statistics for it");
+    }
+    quant::AutoTensor tensor;
+    tensor.value = site.value;
+    tensor.uses = site.uses;
+    tensor.statistics = &found->second;
+    tensor.levels = schemeSpec(found->second, spec, scheme).levels;
+    tensors.push_back(std::move(tensor));
+  }
+  quant::QuantizedWeights quantized;
+  for (const WeightSite& site : weights) {
+    std::optional<Tensor> tensor = fold::constantOf(site.weight);
+    if (!tensor) continue;  // the emitter reports it
+    std::string what = fmt::format("weight '{}' of {}", site.weight->name(), site.node->describe());
+    quantized.emplace(
+        std::make_pair(static_cast<const Node*>(site.node), site.input),
+        dequantizedWeight(quantizeWeight(*tensor, site.axis, what), floatTypeOf(site.weight)));
+  }
+  return quant::chooseAutoRanges(
+      model, tensors, spec, quantized, run.kept,
+      [scheme](const quant::TensorStatistics& stats, double amax) {
+        ActivationParams params = activationParamsForAmax(stats, amax, scheme);
+        return quant::FakeQuantization{params.scale, params.zeroPoint, params.isUnsigned};
+      });
+}
+
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
-                                       quant::CalibratorKind calibrator, uint64_t samples) {
+                                       quant::CalibratorKind calibrator, uint64_t samples,
+                                       const quant::AutoChoice* choice) {
   quant::ScaleEntry entry;
   entry.tensor = tensor;
   entry.amax = {params.amax};
@@ -78,6 +127,16 @@ quant::ScaleEntry activationScaleEntry(const std::string& tensor, const Activati
   entry.type = typeWord(params.type);
   entry.calibrator = std::string(quant::calibratorName(calibrator));
   entry.samples = samples;
+  if (choice != nullptr) {
+    quant::AutoRecord record;
+    record.chosen = std::string(quant::calibratorName(choice->chosen));
+    record.reason = choice->reason;
+    for (const quant::AutoCandidate& c : choice->candidates) {
+      record.candidates.push_back(
+          {std::string(quant::calibratorName(c.calibrator)), c.amax, c.error});
+    }
+    entry.autoChoice = std::move(record);
+  }
   return entry;
 }
 

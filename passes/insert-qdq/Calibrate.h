@@ -8,9 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "Placement.h"
 #include "QuantParams.h"
+#include "qopt/analysis/DataSet.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
+#include "qopt/quant/AutoCalibration.h"
 #include "qopt/quant/Calibration.h"
 #include "qopt/quant/ScalesFile.h"
 
@@ -23,20 +26,35 @@ struct CalibrationRun {
   std::map<std::string, quant::TensorStatistics> statistics;
   std::string origin;  // "calib:<path>" or "random"
   size_t samples = 0;
+  /// The first samples in data order (their model inputs), as many as calibrate was asked to
+  /// keep: calibrator=auto judges its candidates on them.
+  std::vector<analysis::Sample> kept;
 };
 
 /// Runs `model` over at most `limit` samples (0: all) and collects the statistics of `tensors`,
 /// reading --calib-data lazily, on `threads` workers (0: the machine's, see CollectOptions).
-/// Warnings and the progress bar name `passName`.
+/// Warnings and the progress bar name `passName`. The first `keep` samples are kept in the
+/// result (CalibrationRun::kept).
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
                          PassContext& context, size_t limit, const std::string& passName,
-                         int threads = 0);
+                         int threads = 0, size_t keep = 0);
 
 /// The lower-case type name a scales file records ("int8", "uint8", "float8e4m3fn").
 std::string typeWord(DataType type);
 
+/// calibrator=auto's choice for every planned activation, in plan order, judged on run.kept with
+/// the planned weights quantized as insert-qdq quantizes them (biases stay float in the probe).
+std::vector<quant::AutoChoice> chooseAutoRanges(const Model& model,
+                                                const std::vector<ActivationSite>& activations,
+                                                const std::vector<WeightSite>& weights,
+                                                const CalibrationRun& run,
+                                                const quant::CalibratorSpec& spec,
+                                                ActivationScheme scheme);
+
+/// `choice`: what calibrator=auto chose and why (nullptr for the other calibrators).
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,
-                                       quant::CalibratorKind calibrator, uint64_t samples);
+                                       quant::CalibratorKind calibrator, uint64_t samples,
+                                       const quant::AutoChoice* choice = nullptr);
 quant::ScaleEntry weightScaleEntry(const std::string& tensor, const QuantizedWeight& weight);
 
 /// Writes the TensorRT calibration cache of the activations in `entries` (weights are left

@@ -36,7 +36,8 @@ std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {
   return {{CalibratorKind::Max, "max"},
           {CalibratorKind::Percentile, "percentile"},
           {CalibratorKind::Entropy, "entropy"},
-          {CalibratorKind::Mse, "mse"}};
+          {CalibratorKind::Mse, "mse"},
+          {CalibratorKind::Auto, "auto"}};
 }
 
 class InsertQdqPass : public Pass {
@@ -53,6 +54,11 @@ class InsertQdqPass : public Pass {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
     if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
     if (*minChannels_ < 0) failOption("min-channels", "must be 0 (no rule) or positive");
+    if (fp8() && calibrator_.isExplicit() && *calibrator_ == CalibratorKind::Auto) {
+      failOption("calibrator",
+                 "auto judges each candidate range by int8 rounding; with precision=fp8 give "
+                 "max, percentile, entropy or mse (max when none is given)");
+    }
     if (fp8() && !cache_->empty()) {
       failOption("cache",
                  "TensorRT's calibration cache holds INT8 scales only; with precision=fp8 write "
@@ -119,15 +125,22 @@ class InsertQdqPass : public Pass {
     // Calibrate the unchanged model on exactly the tensors that get Q/DQ.
     std::vector<std::string> names;
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
-    qdq::CalibrationRun calibration = qdq::calibrate(
-        model, names, context, static_cast<size_t>(*samples_), name(), static_cast<int>(*threads_));
     const CalibratorKind calibrator = calibratorKind();
+    const bool automatic = calibrator == CalibratorKind::Auto;
+    qdq::CalibrationRun calibration =
+        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name(),
+                       static_cast<int>(*threads_), automatic ? quant::kAutoCalibrationSamples : 0);
     quant::CalibratorSpec spec;
     spec.kind = calibrator;
     spec.percentile = *percentile_;
     qdq::ActivationScheme scheme = fp8()       ? qdq::ActivationScheme::Float8
                                    : ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
                                                : qdq::ActivationScheme::SignedSymmetric;
+    std::vector<quant::AutoChoice> choices;
+    if (automatic) {
+      choices =
+          qdq::chooseAutoRanges(model, plan.activations, plan.weights, calibration, spec, scheme);
+    }
 
     std::vector<quant::ScaleEntry> scaleEntries;
     std::unordered_map<const Value*, qdq::ActivationParams> activationParams;
@@ -135,7 +148,8 @@ class InsertQdqPass : public Pass {
     size_t position = 0;
     for (Node* node : graph.nodes()) order[node] = position++;
 
-    for (const qdq::ActivationSite& site : plan.activations) {
+    for (size_t a = 0; a < plan.activations.size(); ++a) {
+      const qdq::ActivationSite& site = plan.activations[a];
       auto found = calibration.statistics.find(site.value->name());
       if (found == calibration.statistics.end()) {
         throw Error(ErrorKind::Internal, model.sourcePath,
@@ -143,8 +157,12 @@ class InsertQdqPass : public Pass {
                     "calibration returned no statistics for it");
       }
       const quant::TensorStatistics& stats = found->second;
-      qdq::ActivationParams params = qdq::activationParams(stats, spec, scheme);
+      const quant::AutoChoice* choice = automatic ? &choices[a] : nullptr;
+      qdq::ActivationParams params = choice != nullptr
+                                         ? qdq::activationParamsForAmax(stats, choice->amax, scheme)
+                                         : qdq::activationParams(stats, spec, scheme);
       std::string subject = fmt::format("tensor '{}'", site.value->name());
+      if (choice != nullptr) result.note(subject, quant::describeAutoChoice(*choice));
       if (stats.nonFinite() > 0) {
         context.diagnostics().warning(
             fmt::format("insert-qdq: {} had {} NaN or infinite values during calibration (ignored)",
@@ -156,8 +174,8 @@ class InsertQdqPass : public Pass {
                                          qdq::kZeroRangeScale));
       }
       activationParams[site.value] = params;
-      scaleEntries.push_back(
-          qdq::activationScaleEntry(site.value->name(), params, calibrator, calibration.samples));
+      scaleEntries.push_back(qdq::activationScaleEntry(site.value->name(), params, calibrator,
+                                                       calibration.samples, choice));
       insertActivation(graph, site, params, order, result);
     }
 
@@ -348,9 +366,10 @@ class InsertQdqPass : public Pass {
   }
 
   EnumOption<CalibratorKind> calibrator_{
-      *this, "calibrator", CalibratorKind::Entropy,
-      "Activation calibrator (weights always use their max per channel); precision=fp8 uses max "
-      "unless one is given",
+      *this, "calibrator", CalibratorKind::Auto,
+      "Activation calibrator (weights always use their max per channel); auto: per tensor, the "
+      "one of max, percentile, entropy and mse whose consumers' outputs stay closest to float; "
+      "precision=fp8 uses max unless one is given",
       calibratorSpellings()};
   EnumOption<DataType> precision_{
       *this,

@@ -18,15 +18,29 @@ double roundHalfEven(double x) {
 
 }  // namespace
 
+quant::CalibratorSpec schemeSpec(const quant::TensorStatistics& stats,
+                                 const quant::CalibratorSpec& spec, ActivationScheme scheme) {
+  quant::CalibratorSpec out = spec;
+  // Non-negative tensors (after ReLU) use all 255 levels on one side.
+  if (scheme == ActivationScheme::UnsignedAsymmetric) out.levels = stats.min() >= 0 ? 255 : 127;
+  return out;
+}
+
 ActivationParams activationParams(const quant::TensorStatistics& stats,
                                   const quant::CalibratorSpec& spec, ActivationScheme scheme) {
+  return activationParamsForAmax(stats, quant::computeAmax(stats, schemeSpec(stats, spec, scheme)),
+                                 scheme);
+}
+
+ActivationParams activationParamsForAmax(const quant::TensorStatistics& stats, double amax,
+                                         ActivationScheme scheme) {
   ActivationParams params;
   params.isUnsigned = scheme == ActivationScheme::UnsignedAsymmetric;
   params.type = scheme == ActivationScheme::Float8 ? DataType::Float8E4M3FN
                 : params.isUnsigned                ? DataType::UInt8
                                                    : DataType::Int8;
+  params.amax = amax;
   if (!params.isUnsigned) {
-    params.amax = quant::computeAmax(stats, spec);
     params.rangeMin = static_cast<float>(-params.amax);
     params.rangeMax = static_cast<float>(params.amax);
     const double levels = scheme == ActivationScheme::Float8 ? kFloat8E4M3Max : 127.0;
@@ -38,10 +52,6 @@ ActivationParams activationParams(const quant::TensorStatistics& stats,
     }
     return params;
   }
-  // Non-negative tensors (after ReLU) use all 255 levels on one side.
-  quant::CalibratorSpec unsignedSpec = spec;
-  unsignedSpec.levels = stats.min() >= 0 ? 255 : 127;
-  params.amax = quant::computeAmax(stats, unsignedSpec);
   double lo = std::min(0.0, std::max(static_cast<double>(stats.min()), -params.amax));
   double hi = std::max(0.0, std::min(static_cast<double>(stats.max()), params.amax));
   params.rangeMin = static_cast<float>(lo);
@@ -108,6 +118,24 @@ QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::st
   }
   out.values = Tensor::fromPod<int8_t>(DataType::Int8, dims, q);
   return out;
+}
+
+Tensor dequantizedWeight(const QuantizedWeight& weight, DataType type) {
+  const std::vector<int64_t>& dims = weight.values.dims();
+  const int64_t channels = weight.axis < 0 ? 1 : dims[static_cast<size_t>(weight.axis)];
+  int64_t inner = 1;
+  if (weight.axis >= 0) {
+    for (size_t d = static_cast<size_t>(weight.axis) + 1; d < dims.size(); ++d) inner *= dims[d];
+  }
+  std::vector<double> q = weight.values.toDoubles();
+  std::vector<float> values(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    const size_t channel =
+        weight.axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+    values[i] = static_cast<float>(q[i]) * weight.scales[channel];
+  }
+  if (type == DataType::Float) return Tensor::fromFloats(dims, values);
+  return Tensor::fromDoubles(type, dims, std::vector<double>(values.begin(), values.end()));
 }
 
 QuantizedBias quantizeBias(const Tensor& bias, float inputScale,

@@ -43,6 +43,13 @@ struct ActivationParams {
 /// max calibrator it is the observed min and max).
 ActivationParams activationParams(const quant::TensorStatistics& stats,
                                   const quant::CalibratorSpec& spec, ActivationScheme scheme);
+/// The spec activationParams applies under `scheme`: uint8 asymmetric on a non-negative tensor
+/// uses 255 levels.
+quant::CalibratorSpec schemeSpec(const quant::TensorStatistics& stats,
+                                 const quant::CalibratorSpec& spec, ActivationScheme scheme);
+/// Scale and zero point for a threshold already chosen (calibrator=auto), by the same rules.
+ActivationParams activationParamsForAmax(const quant::TensorStatistics& stats, double amax,
+                                         ActivationScheme scheme);
 
 struct QuantizedWeight {
   Tensor values;              // int8 in [-127, 127] or float8 E4M3FN, the weight's dims
@@ -58,6 +65,9 @@ struct QuantizedWeight {
 /// naming `what` for a non-float weight or a bad axis.
 QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what,
                                DataType type = DataType::Int8);
+/// The float values a quantized weight stands for (what its DequantizeLinear yields): q * scale
+/// in float32, then in `type` (float, float16 or bfloat16).
+Tensor dequantizedWeight(const QuantizedWeight& weight, DataType type);
 
 /// A bias quantized as ONNX Runtime's QDQ format does: int32 with scale input_scale *
 /// weight_scale[c] per output channel (channel count = bias size) and zero point 0.

@@ -103,6 +103,11 @@ std::string nameProblem(std::string_view name) {
 
 std::string_view cacheAlgorithmFor(std::string_view calibrator) {
   if (calibrator == "max") return "MinMaxCalibration";
+  // auto mixes thresholds of several calibrators, which no TensorRT algorithm name describes.
+  // TensorRT reads every algorithm's scales alike and only compares the header with the
+  // calibrator that reads the cache: EntropyCalibration2 is TensorRT's default calibrator
+  // (IInt8EntropyCalibrator2), the one trtexec --calib reads the cache with, so the cache is
+  // used rather than recalibrated. The other histogram calibrators get it for the same reason.
   return "EntropyCalibration2";
 }
 

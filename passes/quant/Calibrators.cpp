@@ -16,7 +16,8 @@ namespace qopt::quant {
 namespace {
 
 constexpr CalibratorKind kKinds[] = {CalibratorKind::Max, CalibratorKind::Percentile,
-                                     CalibratorKind::Entropy, CalibratorKind::Mse};
+                                     CalibratorKind::Entropy, CalibratorKind::Mse,
+                                     CalibratorKind::Auto};
 
 double percentileAmax(const TensorStatistics& stats, double percentile) {
   const std::vector<uint64_t>& bins = stats.histogram();
@@ -40,6 +41,11 @@ void checkSpec(const CalibratorSpec& spec) {
     throw Error(ErrorKind::Usage, {}, {},
                 fmt::format("{} quantization levels: at least 1 is needed", spec.levels));
   }
+  if (spec.kind == CalibratorKind::Auto) {
+    throw Error(ErrorKind::Usage, {}, {},
+                "calibrator auto chooses from the consumers' error, which a histogram alone "
+                "does not give (chooseAutoRanges)");
+  }
 }
 
 }  // namespace
@@ -54,6 +60,8 @@ std::string_view calibratorName(CalibratorKind kind) {
       return "entropy";
     case CalibratorKind::Mse:
       return "mse";
+    case CalibratorKind::Auto:
+      return "auto";
   }
   return "max";
 }
@@ -64,9 +72,10 @@ CalibratorKind parseCalibrator(std::string_view text) {
     if (text == calibratorName(kind)) return kind;
     names.emplace_back(calibratorName(kind));
   }
-  throw Error(ErrorKind::Usage, {}, {},
-              fmt::format("unknown calibrator '{}' (expected max, percentile, entropy or mse){}",
-                          text, didYouMean(text, names)));
+  throw Error(
+      ErrorKind::Usage, {}, {},
+      fmt::format("unknown calibrator '{}' (expected max, percentile, entropy, mse or auto){}",
+                  text, didYouMean(text, names)));
 }
 
 // The squared error of quantize-dequantize (scale amax / levels, half-to-even rounding,
@@ -134,6 +143,8 @@ double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec) {
       if (size_t i = entropyThresholdBins(nonZeroHistogram(stats), spec.levels); i != 0) {
         amax = (static_cast<double>(i) + 0.5) * width;
       }
+      break;
+    case CalibratorKind::Auto:  // refused by checkSpec
       break;
     case CalibratorKind::Mse:
       if (size_t i = mseThresholdBins(nonZeroHistogram(stats), spec.levels); i != 0) {

@@ -23,6 +23,28 @@ Json numberList(const std::vector<double>& values, bool perChannel) {
   return out;
 }
 
+template <class Fail>
+Json autoJson(const AutoRecord& record, const Fail& fail) {
+  Json candidates = Json::array();
+  for (const AutoRecord::Candidate& c : record.candidates) {
+    // An unmeasurable candidate (its consumers' float output was all 0) has an infinite error,
+    // which JSON cannot hold: written as null, like one not measured.
+    const bool finite = c.error && std::isfinite(*c.error);
+    if (!std::isfinite(c.amax))
+      throw fail(fmt::format("auto candidate amax {} is not finite", c.amax));
+    Json item = Json::object();
+    item.append("calibrator", Json(c.calibrator));
+    item.append("amax", Json(c.amax));
+    item.append("error", finite ? Json(*c.error) : Json());
+    candidates.push(std::move(item));
+  }
+  Json out = Json::object();
+  out.append("chosen", Json(record.chosen));
+  out.append("reason", Json(record.reason));
+  out.append("candidates", std::move(candidates));
+  return out;
+}
+
 Json entryJson(const ScaleEntry& entry) {
   std::string subject = fmt::format("tensor '{}'", entry.tensor);
   auto fail = [&](const std::string& cause) {
@@ -62,6 +84,7 @@ Json entryJson(const ScaleEntry& entry) {
   out.append("axis", perChannel ? Json(*entry.axis) : Json());
   out.append("calibrator", Json(entry.calibrator));
   out.append("samples", Json(entry.samples));
+  if (entry.autoChoice) out.append("auto", autoJson(*entry.autoChoice, fail));
   return out;
 }
 
@@ -104,6 +127,9 @@ class EntryReader {
         throw error("\"samples\" is not a non-negative integer");
       }
       entry.samples = static_cast<uint64_t>(samples->asInt());
+    }
+    if (const Json* record = json_.find("auto"); record && !record->isNull()) {
+      entry.autoChoice = readAuto(*record);
     }
     return entry;
   }
@@ -160,6 +186,42 @@ class EntryReader {
     if (!value || value->isNull()) return fallback;
     if (!value->isString()) throw error(fmt::format("\"{}\" is not a string", key));
     return value->asString();
+  }
+
+  AutoRecord readAuto(const Json& json) const {
+    if (!json.isObject()) throw error("\"auto\" is not an object");
+    auto text = [&](const Json& object, std::string_view key) {
+      const Json* value = object.find(key);
+      if (!value || !value->isString()) {
+        throw error(fmt::format("\"auto\" has no string \"{}\"", key));
+      }
+      return value->asString();
+    };
+    AutoRecord record;
+    record.chosen = text(json, "chosen");
+    record.reason = text(json, "reason");
+    const Json* candidates = json.find("candidates");
+    if (!candidates || !candidates->isArray()) {
+      throw error("\"auto\" has no \"candidates\" array");
+    }
+    for (const Json& item : candidates->asArray()) {
+      if (!item.isObject()) throw error("an \"auto\" candidate is not an object");
+      AutoRecord::Candidate c;
+      c.calibrator = text(item, "calibrator");
+      const Json* amax = item.find("amax");
+      if (!amax || !amax->isNumber() || !std::isfinite(amax->asDouble())) {
+        throw error("an \"auto\" candidate's \"amax\" is not a finite number");
+      }
+      c.amax = amax->asDouble();
+      if (const Json* e = item.find("error"); e && !e->isNull()) {
+        if (!e->isNumber() || !std::isfinite(e->asDouble())) {
+          throw error("an \"auto\" candidate's \"error\" is not a finite number or null");
+        }
+        c.error = e->asDouble();
+      }
+      record.candidates.push_back(std::move(c));
+    }
+    return record;
   }
 
   const Json& json_;

@@ -113,6 +113,50 @@ TEST(ScalesFile, FileRoundTripIsByteIdentical) {
   EXPECT_EQ(readAll(dir / "again.json"), first);
 }
 
+// calibrator=auto's explanation: the chosen method, the reason and every candidate's amax and
+// error (null when not measured, or not finite) round-trip; a malformed record is refused.
+TEST(ScalesFile, AutoChoiceRoundTrips) {
+  std::vector<ScaleEntry> entries = sampleEntries();
+  AutoRecord record;
+  record.chosen = "mse";
+  record.reason = "smallest consumer error";
+  record.candidates = {{"max", 9.5, 0.0031},
+                       {"percentile", 7.25, 0.0012},
+                       {"entropy", 4.0, std::nullopt},
+                       {"mse", 6.0, 0.0009765625}};
+  entries[0].calibrator = "auto";
+  entries[0].autoChoice = record;
+  const std::string text = formatScales(entries);
+  EXPECT_NE(text.find(R"("chosen": "mse")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("error": null)"), std::string::npos) << text;
+  std::vector<ScaleEntry> back = parseScales(text, "mem");
+  expectSame(back, entries);
+  ASSERT_TRUE(back[0].autoChoice.has_value());
+  EXPECT_FALSE(back[1].autoChoice.has_value());
+  EXPECT_EQ(back[0].autoChoice->chosen, "mse");
+  EXPECT_EQ(back[0].autoChoice->reason, record.reason);
+  ASSERT_EQ(back[0].autoChoice->candidates.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(back[0].autoChoice->candidates[i].calibrator, record.candidates[i].calibrator);
+    EXPECT_EQ(back[0].autoChoice->candidates[i].amax, record.candidates[i].amax);
+    EXPECT_EQ(back[0].autoChoice->candidates[i].error, record.candidates[i].error);
+  }
+  entries[0].autoChoice->candidates[0].error = std::numeric_limits<double>::infinity();
+  back = parseScales(formatScales(entries), "mem");
+  EXPECT_FALSE(back[0].autoChoice->candidates[0].error.has_value());
+
+  const std::string head =
+      R"({"format": "qopt-scales", "version": 1, "tensors": [{"tensor": "t", "amax": 2, )"
+      R"("scale": 0.25, "zero_point": 0, "auto": )";
+  EXPECT_NE(errorOf(head + R"(3}]})").find("\"auto\" is not an object"), std::string::npos);
+  EXPECT_NE(errorOf(head + R"({"chosen": "max", "reason": "x"}}]})").find("\"candidates\""),
+            std::string::npos);
+  EXPECT_NE(errorOf(head + R"({"chosen": "max", "reason": "x", "candidates": [)"
+                           R"({"calibrator": "max", "amax": 1, "error": "big"}]}}]})")
+                .find("\"error\""),
+            std::string::npos);
+}
+
 TEST(ScalesFile, EmptyZeroPointMeansZero) {
   std::vector<ScaleEntry> entries = sampleEntries();
   entries[1].zeroPoint.clear();

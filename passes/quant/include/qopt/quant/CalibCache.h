@@ -27,8 +27,9 @@ struct CalibrationCache {
 };
 
 /// The header algorithm TensorRT uses for a qopt calibrator name ("entropy" ->
-/// EntropyCalibration2, "max" -> MinMaxCalibration, others -> EntropyCalibration2 as TensorRT
-/// reads any algorithm's scales the same way).
+/// EntropyCalibration2, "max" -> MinMaxCalibration, "auto" and others -> EntropyCalibration2 as
+/// TensorRT reads any algorithm's scales the same way and trtexec --calib reads caches with
+/// TensorRT's default calibrator, IInt8EntropyCalibrator2).
 std::string_view cacheAlgorithmFor(std::string_view calibrator);
 
 /// The cache text, entries in the given order, hex in lowercase. Throws qopt::Error for what

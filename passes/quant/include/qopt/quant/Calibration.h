@@ -9,7 +9,9 @@
 //   max         the largest |x| seen;
 //   percentile  the p-th percentile of |x| (p = 99.99 by default), at a bin's upper edge;
 //   entropy     TensorRT's KL-divergence threshold search (EntropyCalibration2);
-//   mse         the threshold minimising the expected squared quantization error.
+//   mse         the threshold minimising the expected squared quantization error;
+//   auto        per tensor, whichever of the four makes its consumers' outputs closest to float
+//               (AutoCalibration.h: it needs the model and samples, not only the histogram).
 // No calibrator returns more than the largest |x| seen (a threshold beyond it only loses
 // resolution).
 #pragma once
@@ -32,9 +34,9 @@ inline constexpr int kCalibrationBins = 2048;
 inline constexpr uint64_t kSaturationMinCount = 2;
 inline constexpr double kSaturationShare = 1e-4;
 
-enum class CalibratorKind { Max, Percentile, Entropy, Mse };
+enum class CalibratorKind { Max, Percentile, Entropy, Mse, Auto };
 
-/// "max", "percentile", "entropy", "mse".
+/// "max", "percentile", "entropy", "mse", "auto".
 std::string_view calibratorName(CalibratorKind kind);
 /// Reads a name calibratorName gives; throws qopt::Error (Usage) naming the valid choices.
 CalibratorKind parseCalibrator(std::string_view text);
@@ -97,7 +99,8 @@ class TensorStatistics {
 /// almost never repeats its maximum, so that is the ceiling of a saturating activation (ReLU6,
 /// a clipped input), not an outlier, and clipping below it moves every saturated value, an
 /// error the KL divergence of the histograms underweights (mse measures it, needs no rule).
-/// Throws qopt::Error (Usage) for a percentile outside (0, 100] or levels < 1.
+/// Throws qopt::Error (Usage) for a percentile outside (0, 100] or levels < 1, and for Auto,
+/// whose choice needs the consumers (chooseAutoRanges).
 double computeAmax(const TensorStatistics& stats, const CalibratorSpec& spec);
 
 /// The entropy search on any histogram of |x| on equal bins from 0: the number of leading bins

@@ -5,6 +5,12 @@
 //                 "axis": null, "calibrator": "entropy", "samples": 96}, ...]}
 //
 // Per-channel entries hold arrays in "amax", "scale" and "zero_point" and an integer "axis".
+// An activation calibrated by calibrator=auto also holds why its range was chosen:
+//
+//   "auto": {"chosen": "mse", "reason": "smallest consumer error",
+//            "candidates": [{"calibrator": "max", "amax": 9.1, "error": 0.0031}, ...]}
+//
+// where "error" is the consumers' mean noise / signal (null when it was not measured).
 // Entries are written in the given order; numbers round-trip exactly (shortest repr).
 #pragma once
 
@@ -17,6 +23,18 @@
 
 namespace qopt::quant {
 
+/// Why calibrator=auto chose a tensor's range (see AutoCalibration.h).
+struct AutoRecord {
+  struct Candidate {
+    std::string calibrator;
+    double amax = 0;
+    std::optional<double> error;
+  };
+  std::string chosen;
+  std::string reason;
+  std::vector<Candidate> candidates;
+};
+
 struct ScaleEntry {
   std::string tensor;
   std::vector<double> amax;        // one per channel (one value when per tensor)
@@ -26,6 +44,7 @@ struct ScaleEntry {
   std::optional<int64_t> axis;     // per-channel axis
   std::string calibrator;          // "max", "entropy"...; "weights" for weights; "" unknown
   uint64_t samples = 0;
+  std::optional<AutoRecord> autoChoice;  // calibrator "auto" only
 };
 
 std::string formatScales(const std::vector<ScaleEntry>& entries);

@@ -1,0 +1,141 @@
+// bias-correct: after insert-qdq, removes the mean error that quantization adds to each
+// quantized Conv, Gemm and MatMul output, per output channel, by subtracting it from the layer's
+// bias (a float bias in TensorRT's scheme; an int32 one, requantized, in ONNX Runtime's). The
+// error is measured on the calibration data against the layer's float version from the
+// pipeline's input model (ChannelShift.h: analytic, the weights' error (W_q - W) E[x]; or
+// empirical, the whole layer's including its activation's quantization). A layer without a bias
+// gets one (a MatMul an Add after it, which TensorRT fuses).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "BiasUpdate.h"
+#include "ChannelShift.h"
+#include "CorrectedLayers.h"
+#include "qopt/analysis/DataSet.h"
+#include "qopt/ir/Error.h"
+#include "qopt/pass/PassContext.h"
+#include "qopt/pass/PassPlugin.h"
+
+namespace qopt {
+namespace {
+
+using biascorrect::ShiftMode;
+
+/// Random samples when no data is given (a warning says that they prove little).
+constexpr size_t kRandomSamples = 16;
+
+class BiasCorrectPass : public Pass {
+ public:
+  BiasCorrectPass()
+      : Pass("bias-correct",
+             "Subtracts the mean per-channel error of each quantized Conv/Gemm/MatMul from its "
+             "bias (after insert-qdq)") {}
+
+  bool needsOriginalModel() const override { return true; }
+
+  void validateOptions() const override {
+    if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
+  }
+
+  PassResult run(Model& model, PassContext& context) override {
+    PassResult result;
+    for (const char* name : {"biases-corrected", "biases-added", "layers-skipped"}) {
+      result.statistics[name] = 0;
+    }
+    const Model* original = context.originalModel();
+    if (original == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, "pass 'bias-correct'",
+                  "the pass manager kept no copy of the input model");
+    }
+    std::vector<biascorrect::CorrectedLayer> layers =
+        biascorrect::findCorrectedLayers(model, *original, context.nameMap(), result);
+    result.statistics["layers-skipped"] = static_cast<int64_t>(result.remarks.size());
+    if (layers.empty()) {
+      result.note("model",
+                  "no quantized Conv, Gemm or MatMul with a float counterpart in the "
+                  "input model: nothing to correct (run bias-correct in the pipeline "
+                  "that quantizes, after insert-qdq)");
+      return result;
+    }
+    std::string origin;
+    std::vector<analysis::Sample> samples =
+        analysis::samplesFor(model.graph(), context, /*preferEval=*/false,
+                             static_cast<size_t>(*samples_), kRandomSamples, origin);
+    if (samples.empty()) {
+      throw Error(ErrorKind::Input, context.data.calibData, {},
+                  "bias-correct: the calibration data holds no sample");
+    }
+    if (origin == "random") {
+      context.diagnostics().warning(fmt::format(
+          "bias-correct: no --calib-data given: measuring on {} random samples; the means of "
+          "real inputs differ",
+          samples.size()));
+    }
+    std::vector<std::vector<double>> shifts =
+        biascorrect::measureChannelShifts(model, layers, *mode_, samples);
+    for (size_t k = 0; k < layers.size(); ++k) apply(layers[k], shifts[k], result);
+    result.changed = result.statistics["biases-corrected"] + result.statistics["biases-added"] > 0;
+    Json& out = context.results()["bias-correct"];
+    out = Json::object();
+    out["mode"] = std::string(*mode_ == ShiftMode::Analytic ? "analytic" : "empirical");
+    out["data"] = origin;
+    out["samples"] = static_cast<uint64_t>(samples.size());
+    return result;
+  }
+
+ private:
+  static void apply(const biascorrect::CorrectedLayer& layer, const std::vector<double>& shift,
+                    PassResult& result) {
+    const std::string subject = layer.node->describe();
+    double largest = 0;
+    bool finite = true;
+    for (double s : shift) {
+      finite = finite && std::isfinite(s);
+      largest = std::max(largest, std::fabs(s));
+    }
+    if (!finite) {
+      result.statistics.add("layers-skipped");
+      result.missed(subject, "bias not corrected: its mean error is not finite");
+      return;
+    }
+    std::string why;
+    switch (biascorrect::subtractFromBias(layer, shift, why)) {
+      case biascorrect::BiasOutcome::Corrected:
+        result.statistics.add("biases-corrected");
+        result.applied(subject, fmt::format("bias corrected over {} channels (largest mean error "
+                                            "{:.4g} removed)",
+                                            shift.size(), largest));
+        break;
+      case biascorrect::BiasOutcome::Added:
+        result.statistics.add("biases-added");
+        result.applied(subject, fmt::format("bias added over {} channels (largest mean error "
+                                            "{:.4g} removed)",
+                                            shift.size(), largest));
+        break;
+      case biascorrect::BiasOutcome::Skipped:
+        result.statistics.add("layers-skipped");
+        result.missed(subject, "bias not corrected: " + why);
+        break;
+    }
+  }
+
+  EnumOption<ShiftMode> mode_{
+      *this,
+      "mode",
+      ShiftMode::Analytic,
+      "analytic: the weights' error (W_q - W) E[x]; empirical: the whole layer's, its "
+      "activation's quantization included",
+      {{ShiftMode::Analytic, "analytic"}, {ShiftMode::Empirical, "empirical"}}};
+  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to measure on (0: all)"};
+};
+
+}  // namespace
+}  // namespace qopt
+
+QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
+  return {QOPT_PLUGIN_API_VERSION, "bias-correct", QOPT_VERSION_STRING,
+          [](qopt::PassRegistry& registry) { registry.add<qopt::BiasCorrectPass>(); }};
+}

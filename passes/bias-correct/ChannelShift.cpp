@@ -1,0 +1,213 @@
+#include "ChannelShift.h"
+
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "../fold-constants/ConstantValue.h"
+#include "qopt/analysis/Comparison.h"
+#include "qopt/analysis/ParallelSamples.h"
+#include "qopt/analysis/QuantizedLayers.h"
+#include "qopt/interp/Interpreter.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::biascorrect {
+namespace {
+
+struct Probe {
+  std::unique_ptr<Model> model;
+  /// Per layer: the value measured (the quantized layer's output, or its twin on the float
+  /// activation) and the float layer's output.
+  std::vector<std::pair<const Value*, const Value*>> pairs;
+};
+
+Node* copyNode(Graph& graph, const Node& node, Node* before) {
+  Node* copy = graph.createEmptyNode(node.opType(), node.domain(), before);
+  copy->setName(graph.model().uniqueNodeName((node.name().empty() ? node.opType() : node.name()) +
+                                             "_bias_twin"));
+  ValueMap none;
+  for (const Attribute& attr : node.attributes()) copy->setAttr(attr.clone(copy, none));
+  return copy;
+}
+
+Value* addTwinOutput(Graph& graph, const Node& node, Node* copy) {
+  const Value* out = node.output(0);
+  Value* twin = copy->addOutput(graph.model().uniqueValueName(out->name() + "_bias_twin"));
+  twin->setType(out->type());
+  return twin;
+}
+
+Value* constantCopy(Graph& graph, const Value* value) {
+  std::optional<Tensor> tensor = fold::constantOf(value);
+  if (!tensor) {
+    throw Error(ErrorKind::Internal, graph.model().sourcePath, fold::describeValue(value),
+                "a constant of the float layer could not be read");
+  }
+  tensor->setName(graph.model().uniqueValueName(value->name() + "_bias_twin"));
+  auto shared = std::make_shared<Tensor>(std::move(*tensor));
+  Value* copy = graph.addInitializer(shared);
+  copy->setType(ValueType::tensor(shared->dataType(), shared->dims()));
+  return copy;
+}
+
+Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, ShiftMode mode) {
+  Probe probe;
+  probe.model = model.clone();
+  Graph& graph = probe.model->graph();
+  std::vector<Node*> nodes;
+  for (Node* node : graph.nodes()) nodes.push_back(node);
+  for (const CorrectedLayer& layer : layers) {
+    Node* node = layer.position < nodes.size() ? nodes[layer.position] : nullptr;
+    Value* x = graph.findValue(layer.input->name());
+    if (node == nullptr || node->opType() != layer.node->opType() || x == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, layer.node->describe(),
+                  "the probe's copy of the graph differs");
+    }
+    Node* before = node->next();
+    // The float layer, reading x.
+    Value* current = x;
+    for (const Node* original : layer.floatChain) {
+      Node* copy = copyNode(graph, *original, before);
+      for (const Value* in : original->inputs()) {
+        if (in == nullptr || in->isAbsent()) {
+          copy->addInput(nullptr);
+        } else if (fold::isConstantValue(in)) {
+          copy->addInput(constantCopy(graph, in));
+        } else {
+          copy->addInput(current);  // the one run-time input (CorrectedLayers.cpp checked)
+        }
+      }
+      current = addTwinOutput(graph, *original, copy);
+    }
+    const Value* measured = node->output(0);
+    if (mode == ShiftMode::Analytic && layer.inputQuantized) {
+      // The quantized weights on the float activation: only the weights' error remains.
+      Node* twin = copyNode(graph, *node, before);
+      twin->addInput(x);
+      for (size_t i = 1; i < node->numInputs(); ++i) twin->addInput(node->input(i));
+      measured = addTwinOutput(graph, *node, twin);
+    }
+    probe.pairs.emplace_back(measured, current);
+  }
+  return probe;
+}
+
+/// Per layer and channel: the sum of (measured - float) and the count of values summed.
+struct ShiftSums {
+  std::vector<std::vector<double>> sum;
+  std::vector<uint64_t> perChannel;
+};
+
+class ShiftObserver : public interp::CaptureObserver {
+ public:
+  ShiftObserver(const Probe& probe, std::span<const CorrectedLayer> layers)
+      : probe_(probe), layers_(layers) {
+    for (size_t k = 0; k < probe.pairs.size(); ++k) {
+      wanted_.insert(probe.pairs[k].first);
+      wanted_.insert(probe.pairs[k].second);
+      slot_[probe.pairs[k].first] = {k, false};
+      slot_[probe.pairs[k].second] = {k, true};
+      sums.sum.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
+    }
+    sums.perChannel.assign(probe.pairs.size(), 0);
+  }
+
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+
+  void captured(const Value& value, const interp::Array& array) override {
+    const auto [k, isFloat] = slot_.at(&value);
+    auto waiting = pending_.find(k);
+    Held held{array.shape(), array.toFloatVector()};  // the interpreter reuses its buffers
+    if (waiting == pending_.end()) {
+      pending_.emplace(k, std::move(held));
+      return;
+    }
+    accumulate(k, isFloat ? waiting->second : held, isFloat ? held : waiting->second);
+    pending_.erase(waiting);
+  }
+
+  ShiftSums sums;
+
+ private:
+  struct Held {
+    interp::Shape shape;
+    std::vector<float> values;
+  };
+
+  void accumulate(size_t k, const Held& measured, const Held& reference) {
+    const CorrectedLayer& layer = layers_[k];
+    const interp::Shape& shape = measured.shape;
+    const auto rank = static_cast<int64_t>(shape.size());
+    const int64_t axis = channelAxis(*layer.node, rank);
+    if (shape != reference.shape || axis < 0 || axis >= rank ||
+        shape[static_cast<size_t>(axis)] != layer.channels) {
+      throw Error(ErrorKind::Input, layer.node->graph()->model().sourcePath, layer.node->describe(),
+                  fmt::format("its float counterpart in the input model gives another shape or "
+                              "channel count ({} channels expected)",
+                              layer.channels));
+    }
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[static_cast<size_t>(d)];
+    const std::vector<float>& a = measured.values;
+    const std::vector<float>& b = reference.values;
+    std::vector<double>& sum = sums.sum[k];
+    const int64_t channels = layer.channels;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t c = 0; c < channels; ++c) {
+        const size_t base = static_cast<size_t>((o * channels + c) * inner);
+        double s = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+          s += double{a[base + static_cast<size_t>(i)]} - double{b[base + static_cast<size_t>(i)]};
+        }
+        sum[static_cast<size_t>(c)] += s;
+      }
+    }
+    sums.perChannel[k] += static_cast<uint64_t>(outer * inner);
+  }
+
+  const Probe& probe_;
+  std::span<const CorrectedLayer> layers_;
+  std::unordered_set<const Value*> wanted_;
+  std::unordered_map<const Value*, std::pair<size_t, bool>> slot_;
+  std::unordered_map<size_t, Held> pending_;
+};
+
+}  // namespace
+
+std::vector<std::vector<double>> measureChannelShifts(const Model& model,
+                                                      std::span<const CorrectedLayer> layers,
+                                                      ShiftMode mode,
+                                                      std::span<const analysis::Sample> samples) {
+  Probe probe = buildProbe(model, layers, mode);
+  const Graph& graph = probe.model->graph();
+  std::vector<ShiftSums> perSample(samples.size());
+  analysis::forEachSample<interp::Interpreter>(
+      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
+      [&](interp::Interpreter& interpreter, size_t i) {
+        ShiftObserver observer(probe, layers);
+        try {
+          interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer);
+        } catch (const Error& e) {
+          throw Error(e.kind(), e.where().empty() ? samples[i].source : e.where(), e.subject(),
+                      fmt::format("{} (bias-correct, sample {})", e.cause(), samples[i].source));
+        }
+        perSample[i] = std::move(observer.sums);
+      });
+  std::vector<std::vector<double>> shifts;
+  for (size_t k = 0; k < layers.size(); ++k) {
+    std::vector<double> sum(static_cast<size_t>(layers[k].channels), 0.0);
+    uint64_t count = 0;
+    for (const ShiftSums& sample : perSample) {  // in sample order: deterministic
+      for (size_t c = 0; c < sum.size(); ++c) sum[c] += sample.sum[k][c];
+      count += sample.perChannel[k];
+    }
+    for (double& s : sum) s = count > 0 ? s / static_cast<double>(count) : 0.0;
+    shifts.push_back(std::move(sum));
+  }
+  return shifts;
+}
+
+}  // namespace qopt::biascorrect

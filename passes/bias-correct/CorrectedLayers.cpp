@@ -1,0 +1,162 @@
+#include "CorrectedLayers.h"
+
+#include <algorithm>
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "../fold-constants/ConstantValue.h"
+#include "qopt/analysis/Precision.h"
+
+namespace qopt::biascorrect {
+namespace {
+
+/// Float chains longer than this are not a layer (Conv, BatchNormalization, a bias Add...).
+constexpr size_t kMaxChain = 4;
+
+bool isRunTimeInput(const Value* value) {
+  return value != nullptr && !value->isAbsent() && !fold::isConstantValue(value);
+}
+
+/// The value `value` dequantizes when it is DequantizeLinear(QuantizeLinear(x)): x.
+Value* beforeQuantization(Value* value) {
+  Node* dq = value->producer();
+  if (dq == nullptr || !dq->is("DequantizeLinear")) return nullptr;
+  Node* q = dq->input(0)->producer();
+  if (q == nullptr || !q->is("QuantizeLinear")) return nullptr;
+  return q->input(0);
+}
+
+/// Whether `value` is DequantizeLinear of a constant (a quantized weight).
+bool isDequantizedConstant(const Value* value) {
+  const Node* dq = value != nullptr ? value->producer() : nullptr;
+  return dq != nullptr && dq->is("DequantizeLinear") && fold::isConstantValue(dq->input(0));
+}
+
+/// The output channels of a layer from its weight's dims, or 0 when the layout is not one
+/// bias-correct handles.
+int64_t outputChannels(const Node& node, const std::vector<int64_t>& weightDims) {
+  if (node.is("Conv")) return weightDims.size() >= 3 ? weightDims[0] : 0;
+  if (weightDims.size() != 2) return 0;
+  if (node.is("Gemm")) return node.attrInt("transB", 0) != 0 ? weightDims[0] : weightDims[1];
+  return weightDims[1];  // MatMul: [K, N]
+}
+
+/// Original values by the name of the current value that stands for them.
+std::unordered_map<std::string, std::vector<const Value*>> originalsByCurrentName(
+    const Graph& original, const NameMap& names) {
+  std::unordered_map<std::string, std::vector<const Value*>> out;
+  auto add = [&](const Value* value) {
+    if (value == nullptr || value->isAbsent()) return;
+    if (std::optional<std::string> now = names.currentName(value->name())) {
+      out[*now].push_back(value);
+    }
+  };
+  for (const Value* input : original.inputs()) add(input);
+  for (const Node* node : original.nodes()) {
+    for (const Value* output : node->outputs()) add(output);
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t channelAxis(const Node& layer, int64_t outputRank) {
+  return layer.is("Conv") ? 1 : outputRank - 1;
+}
+
+std::vector<CorrectedLayer> findCorrectedLayers(Model& model, const Model& original,
+                                                const NameMap& names, PassResult& result) {
+  const Graph& originalGraph = original.graph();
+  std::unordered_map<const Node*, size_t> originalOrder;
+  size_t index = 0;
+  for (const Node* node : originalGraph.nodes()) originalOrder[node] = index++;
+  const auto originals = originalsByCurrentName(originalGraph, names);
+
+  std::vector<CorrectedLayer> layers;
+  size_t position = 0;
+  for (Node* node : model.graph().nodes()) {
+    const size_t here = position++;
+    if (!node->is("Conv") && !node->is("Gemm") && !node->is("MatMul")) continue;
+    if (!isDequantizedConstant(node->input(1))) continue;  // not a quantized weight
+    CorrectedLayer layer;
+    layer.node = node;
+    layer.position = here;
+    layer.name = analysis::layerName(*node);
+    const std::string subject = node->describe();
+    auto missed = [&](const std::string& why) {
+      result.missed(subject, "bias not corrected: " + why);
+    };
+
+    std::optional<Tensor> weight = fold::constantOf(node->input(1)->producer()->input(0));
+    layer.channels = weight ? outputChannels(*node, weight->dims()) : 0;
+    if (layer.channels <= 0) {
+      missed("its weight is not a 2-D matrix or a convolution filter");
+      continue;
+    }
+    if (node->is("Gemm") && node->attrFloat("beta", 1.0f) == 0.0f) {
+      missed("Gemm with beta=0 ignores its bias");
+      continue;
+    }
+    Value* activation = node->input(0);
+    if (Value* x = beforeQuantization(activation)) {
+      layer.input = x;
+      layer.inputQuantized = true;
+    } else {
+      layer.input = activation;
+    }
+
+    // The float layer: from the latest original value standing for the output, back through
+    // nodes with one run-time input each, to an original value standing for the activation.
+    auto outs = originals.find(node->output(0)->name());
+    auto ins = originals.find(layer.input->name());
+    if (outs == originals.end() || ins == originals.end()) {
+      missed("the input model has no float counterpart of it (name map)");
+      continue;
+    }
+    const Value* end = nullptr;
+    for (const Value* v : outs->second) {
+      if (v->producer() == nullptr) continue;
+      if (end == nullptr || originalOrder.at(v->producer()) > originalOrder.at(end->producer())) {
+        end = v;
+      }
+    }
+    std::unordered_set<const Value*> starts(ins->second.begin(), ins->second.end());
+    std::deque<const Node*> chain;
+    const Value* current = end;
+    std::string why = "the input model has no float counterpart of it (name map)";
+    while (current != nullptr && !starts.count(current) && chain.size() < kMaxChain) {
+      const Node* producer = current->producer();
+      if (producer == nullptr) break;
+      const Value* runTime = nullptr;
+      size_t count = 0;
+      for (const Value* in : producer->inputs()) {
+        if (isRunTimeInput(in)) {
+          runTime = in;
+          ++count;
+        }
+      }
+      if (count != 1 || producer->numOutputs() != 1 || !producer->subgraphs().empty()) {
+        why = fmt::format(
+            "its float counterpart in the input model ({}) does not read the activation alone "
+            "with constant weights (was the input model already quantized?)",
+            producer->describe());
+        chain.clear();
+        break;
+      }
+      chain.push_front(producer);
+      current = runTime;
+    }
+    if (chain.empty() || current == nullptr || !starts.count(current)) {
+      missed(why);
+      continue;
+    }
+    layer.floatChain.assign(chain.begin(), chain.end());
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+}  // namespace qopt::biascorrect

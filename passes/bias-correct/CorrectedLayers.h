@@ -1,0 +1,40 @@
+// The layers bias-correct corrects, and the float layer each is compared with.
+//
+// A layer is a Conv, Gemm or MatMul of the current model whose weight (input 1) is read from a
+// DequantizeLinear of a constant. Its float counterpart comes from the pipeline's input model
+// (the name map matches the layer's output and its activation input across the passes): the
+// chain of nodes there that turns the activation into the output reading nothing else at run
+// time, e.g. the Conv and BatchNormalization that fold-bn folded into the quantized Conv, with
+// their original float weights.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/Pass.h"
+#include "qopt/pass/PassContext.h"
+
+namespace qopt::biascorrect {
+
+struct CorrectedLayer {
+  Node* node = nullptr;    // the quantized layer, in the current model
+  size_t position = 0;     // its index in the current graph's node order
+  Value* input = nullptr;  // its activation as a float: before its QuantizeLinear, if any
+  bool inputQuantized = false;
+  int64_t channels = 0;  // output channels (the bias length)
+  /// The float layer in the input model, first node reading the activation, last node giving
+  /// the output.
+  std::vector<const Node*> floatChain;
+  std::string name;  // for remarks
+};
+
+/// The axis of the output channels: 1 for Conv, the last for Gemm and MatMul.
+int64_t channelAxis(const Node& layer, int64_t outputRank);
+
+/// Every correctable layer of `model`'s main graph in graph order; those that cannot be
+/// corrected get a missed remark with the reason.
+std::vector<CorrectedLayer> findCorrectedLayers(Model& model, const Model& original,
+                                                const NameMap& names, PassResult& result);
+
+}  // namespace qopt::biascorrect

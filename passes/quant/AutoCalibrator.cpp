@@ -1,0 +1,181 @@
+// calibrator=auto: the candidates, the bounded-by-construction rule and the choice (see
+// AutoCalibration.h; the consumers' errors come from ConsumerProbe.cpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ConsumerProbe.h"
+#include "qopt/ir/Error.h"
+#include "qopt/quant/AutoCalibration.h"
+
+namespace qopt::quant {
+
+namespace {
+
+/// Ops that only move or reshape values: a bound on their input bounds their output.
+bool keepsValues(const Node& node) {
+  for (const char* op : {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) {
+    if (node.is(op)) return true;
+  }
+  return false;
+}
+
+/// The constant scalar behind `value` (an initializer or a Constant node's tensor), if any.
+std::optional<double> constantScalar(const Value* value) {
+  if (value == nullptr || value->isAbsent()) return std::nullopt;
+  TensorPtr tensor;
+  if (value->isInitializer()) {
+    tensor = value->initializer();
+  } else if (const Node* producer = value->producer();
+             producer != nullptr && producer->is("Constant")) {
+    if (const Attribute* attr = producer->findAttr("value"); attr != nullptr) tensor = attr->t;
+  }
+  if (!tensor || tensor->numElements() != 1 || !isFloatingPoint(tensor->dataType())) {
+    return std::nullopt;
+  }
+  const double v = tensor->doubleAt(0);
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+/// Clip with both bounds constant (attributes before opset 11, inputs from it on).
+bool clipHasConstantBounds(const Node& clip) {
+  if (clip.hasAttr("min") || clip.hasAttr("max")) {
+    return clip.hasAttr("min") && clip.hasAttr("max") && std::isfinite(clip.attrFloat("min", 0)) &&
+           std::isfinite(clip.attrFloat("max", 0));
+  }
+  return constantScalar(clip.input(1)).has_value() && constantScalar(clip.input(2)).has_value();
+}
+
+std::string candidateErrors(const AutoChoice& choice) {
+  std::string out;
+  for (const AutoCandidate& c : choice.candidates) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} amax {:.6g}", calibratorName(c.calibrator), c.amax);
+    if (c.error) out += fmt::format(" error {:.3e}", *c.error);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string boundedByConstruction(const Value& value) {
+  const Value* current = &value;
+  for (int depth = 0; depth < 16 && current != nullptr; ++depth) {
+    const Node* producer = current->producer();
+    if (producer == nullptr) return {};
+    if (keepsValues(*producer)) {
+      current = producer->input(0);
+      continue;
+    }
+    for (const char* op : {"Softmax", "Sigmoid", "HardSigmoid", "Tanh"}) {
+      if (producer->is(op)) return op;
+    }
+    if (producer->is("Clip") && clipHasConstantBounds(*producer)) return "Clip";
+    return {};
+  }
+  return {};
+}
+
+FakeQuantization symmetricInt8(const TensorStatistics& /*stats*/, double amax) {
+  FakeQuantization q;
+  // A zero range gets insert-qdq's kZeroRangeScale (2^-20): any positive scale keeps 0 exact.
+  q.scale = amax > 0 ? static_cast<float>(amax / 127.0) : 1.0f / 1048576.0f;
+  return q;
+}
+
+std::vector<AutoCandidate> autoCandidates(const TensorStatistics& stats,
+                                          const CalibratorSpec& spec) {
+  std::vector<AutoCandidate> out;
+  for (CalibratorKind kind : kAutoCandidateKinds) {
+    CalibratorSpec one = spec;
+    one.kind = kind;
+    out.push_back({kind, computeAmax(stats, one), std::nullopt});
+  }
+  return out;
+}
+
+std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const AutoTensor> tensors,
+                                         const CalibratorSpec& spec,
+                                         const QuantizedWeights& weights,
+                                         std::span<const analysis::Sample> samples,
+                                         const FakeQuantizer& quantizer) {
+  std::vector<AutoChoice> choices(tensors.size());
+  std::vector<ProbeTensor> judged;
+  std::vector<std::vector<double>> distinct(tensors.size());  // amax values judged, per tensor
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const AutoTensor& tensor = tensors[t];
+    if (tensor.value == nullptr || tensor.statistics == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, {}, "auto calibration of a null tensor");
+    }
+    AutoChoice& choice = choices[t];
+    CalibratorSpec own = spec;
+    if (tensor.levels > 0) own.levels = tensor.levels;
+    choice.candidates = autoCandidates(*tensor.statistics, own);
+    choice.chosen = CalibratorKind::Max;
+    choice.amax = choice.candidates.front().amax;
+    if (!(choice.amax > 0)) {
+      choice.reason = "every value was 0";
+      continue;
+    }
+    if (std::string op = boundedByConstruction(*tensor.value); !op.empty()) {
+      choice.reason = fmt::format(
+          "bounded by construction ({} output): not clipped below its "
+          "observed max",
+          op);
+      continue;
+    }
+    for (const AutoCandidate& c : choice.candidates) {
+      if (std::find(distinct[t].begin(), distinct[t].end(), c.amax) == distinct[t].end()) {
+        distinct[t].push_back(c.amax);
+      }
+    }
+    if (distinct[t].size() == 1) {
+      choice.reason = "all candidates equal";
+      continue;
+    }
+    if (tensor.uses.empty() || samples.empty()) {
+      choice.reason = tensor.uses.empty() ? "no consumer to judge by" : "no sample to judge on";
+      continue;
+    }
+    ProbeTensor probe;
+    probe.index = t;
+    probe.value = tensor.value;
+    probe.uses = tensor.uses;
+    for (double amax : distinct[t]) probe.candidates.push_back(quantizer(*tensor.statistics, amax));
+    judged.push_back(std::move(probe));
+  }
+  if (judged.empty()) return choices;
+
+  std::vector<std::vector<double>> errors = measureConsumerErrors(model, judged, weights, samples);
+  for (size_t j = 0; j < judged.size(); ++j) {
+    const size_t t = judged[j].index;
+    AutoChoice& choice = choices[t];
+    double best = std::numeric_limits<double>::infinity();
+    bool any = false;
+    for (AutoCandidate& c : choice.candidates) {
+      const size_t k = static_cast<size_t>(
+          std::find(distinct[t].begin(), distinct[t].end(), c.amax) - distinct[t].begin());
+      c.error = errors[j][k];
+      // Strictly smaller only: on equal errors the earlier (wider) candidate stays.
+      if (!any || *c.error < best) {
+        best = *c.error;
+        choice.chosen = c.calibrator;
+        choice.amax = c.amax;
+        any = true;
+      }
+    }
+    choice.reason = "smallest consumer error";
+  }
+  return choices;
+}
+
+std::string describeAutoChoice(const AutoChoice& choice) {
+  return fmt::format("auto chose {} (amax {:.6g}; {}): {}", calibratorName(choice.chosen),
+                     choice.amax, choice.reason, candidateErrors(choice));
+}
+
+}  // namespace qopt::quant

@@ -1,0 +1,355 @@
+// The consumers' error for each candidate of calibrator=auto, measured in one probe run per
+// sample: after each consumer, one twin per candidate reading the tensor through Q/DQ at the
+// candidate's scale (and the weights in their quantized form); the observer compares each twin's
+// first output with the consumer's as they are computed and keeps only sums.
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "ConsumerProbe.h"
+#include "qopt/analysis/Comparison.h"
+#include "qopt/analysis/ParallelSamples.h"
+#include "qopt/interp/Interpreter.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::quant {
+
+namespace {
+
+// The com.microsoft QuantizeLinear/DequantizeLinear (opset 1 of that domain) run as the default
+// domain's opset 21 in the interpreter: the probe works whatever the model's own opset (9 has no
+// QuantizeLinear) and takes float16 scales for a float16 tensor.
+constexpr const char* kQdqDomain = "com.microsoft";
+
+struct Twin {
+  size_t reference = 0;  // index into Probe::references
+  const Value* output = nullptr;
+};
+
+struct Probe {
+  std::unique_ptr<Model> model;
+  std::vector<const Value*> references;  // consumers' first outputs, each once
+  std::vector<Twin> twins;
+  /// twinOf[tensor][candidate][consumer]: index into twins.
+  std::vector<std::vector<std::vector<size_t>>> twinOf;
+};
+
+DataType floatTypeOf(const Value* value) {
+  const ValueType& type = value->type();
+  if (type.isTensor() &&
+      (type.elemType == DataType::Float16 || type.elemType == DataType::BFloat16)) {
+    return type.elemType;
+  }
+  return DataType::Float;
+}
+
+Value* addConstant(Graph& graph, const std::string& base, Tensor tensor) {
+  tensor.setName(graph.model().uniqueValueName(base));
+  auto shared = std::make_shared<Tensor>(std::move(tensor));
+  Value* value = graph.addInitializer(shared);
+  value->setType(ValueType::tensor(shared->dataType(), shared->dims()));
+  return value;
+}
+
+Node* addNode(Graph& graph, const std::string& op, const std::string& domain, Node* before,
+              const std::string& base) {
+  Node* node = graph.createEmptyNode(op, domain, before);
+  node->setName(graph.model().uniqueNodeName(base));
+  return node;
+}
+
+/// x -> QuantizeLinear -> DequantizeLinear at `q`, before `before`; the dequantized value.
+Value* fakeQuantize(Graph& graph, Value* x, const FakeQuantization& q, Node* before) {
+  const DataType floatType = floatTypeOf(x);
+  const DataType integerType = q.isUnsigned ? DataType::UInt8 : DataType::Int8;
+  const std::string base = x->name() + "_auto";
+  Value* scale = addConstant(graph, base + "_scale",
+                             Tensor::fromDoubles(floatType, {}, std::vector<double>{q.scale}));
+  Value* zero = addConstant(graph, base + "_zero_point",
+                            Tensor::fromInt64s(integerType, {}, std::vector<int64_t>{q.zeroPoint}));
+  Node* quantize = addNode(graph, "QuantizeLinear", kQdqDomain, before, base + "_QuantizeLinear");
+  for (Value* in : {x, scale, zero}) quantize->addInput(in);
+  Value* quantized = quantize->addOutput(graph.model().uniqueValueName(base + "_quantized"));
+  ValueType type = x->type();
+  if (type.isTensor()) type.elemType = integerType;
+  quantized->setType(type);
+  Node* dequantize =
+      addNode(graph, "DequantizeLinear", kQdqDomain, before, base + "_DequantizeLinear");
+  for (Value* in : {quantized, scale, zero}) dequantize->addInput(in);
+  Value* out = dequantize->addOutput(graph.model().uniqueValueName(base + "_dequantized"));
+  out->setType(x->type());
+  return out;
+}
+
+/// Elementwise activations TensorRT fuses into the layer before them: what the layer computes
+/// is their output, so an error they remove (a negative value under a ReLU) costs nothing.
+bool isFusedActivation(const Node& node) {
+  for (const char* op : {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Sigmoid", "Tanh",
+                         "Elu", "Selu", "Softplus", "PRelu"}) {
+    if (node.is(op)) return true;
+  }
+  return false;
+}
+
+/// The activations that follow `consumer` alone (each the only reader of the one before, not a
+/// graph output), at most four.
+std::vector<Node*> fusedActivations(Node* consumer) {
+  std::vector<Node*> chain;
+  Node* current = consumer;
+  while (chain.size() < 4) {
+    const Value* out = current->output(0);
+    if (out->isGraphOutput() || out->uses().size() != 1) break;
+    const Use& use = out->uses().front();
+    if (use.index != 0 || !isFusedActivation(*use.user) || use.user->numOutputs() != 1) break;
+    chain.push_back(use.user);
+    current = use.user;
+  }
+  return chain;
+}
+
+Node* copyNode(Graph& graph, const Node& node, Node* before) {
+  Node* copy = addNode(graph, node.opType(), node.domain(), before, node.name() + "_auto_twin");
+  ValueMap none;
+  for (const Attribute& attr : node.attributes()) copy->setAttr(attr.clone(copy, none));
+  return copy;
+}
+
+Value* addTwinOutputs(Graph& graph, const Node& node, Node* twin) {
+  for (size_t o = 0; o < node.numOutputs(); ++o) {
+    const Value* out = node.output(o);
+    if (out->isAbsent()) {
+      twin->addOutput({}, /*absent=*/true);
+      continue;
+    }
+    Value* copy = twin->addOutput(graph.model().uniqueValueName(out->name() + "_auto_twin"));
+    copy->setType(out->type());
+  }
+  return twin->output(0);
+}
+
+Error internal(const Model& model, const std::string& subject, const std::string& cause) {
+  return Error(ErrorKind::Internal, model.sourcePath, subject, cause);
+}
+
+Probe buildProbe(const Model& model, std::span<const ProbeTensor> tensors,
+                 const QuantizedWeights& weights) {
+  Probe probe;
+  probe.model = model.clone();
+  Graph& graph = probe.model->graph();
+  if (!probe.model->opsetVersion(kQdqDomain)) probe.model->setOpsetVersion(kQdqDomain, 1);
+  // The clone keeps the node order: the i-th node of one is the i-th of the other.
+  std::unordered_map<const Node*, Node*> nodeOf;
+  {
+    std::vector<Node*> copies;
+    for (Node* node : graph.nodes()) copies.push_back(node);
+    size_t i = 0;
+    for (const Node* node : model.graph().nodes()) {
+      if (i >= copies.size() || copies[i]->opType() != node->opType()) {
+        throw internal(model, node->describe(), "the probe's copy of the graph differs");
+      }
+      nodeOf[node] = copies[i++];
+    }
+  }
+  std::map<std::pair<const Node*, size_t>, Value*> weightValues;
+  std::unordered_map<const Value*, size_t> referenceOf;
+  for (const ProbeTensor& tensor : tensors) {
+    const std::string subject = fmt::format("tensor '{}'", tensor.value->name());
+    Value* x = graph.findValue(tensor.value->name());
+    if (x == nullptr) throw internal(model, subject, "not in the probe's copy of the graph");
+    // The consumers, each once, in the order of their first use; the slots each reads x at.
+    std::vector<std::pair<const Node*, std::vector<size_t>>> consumers;
+    for (const Use& use : tensor.uses) {
+      auto it = std::find_if(consumers.begin(), consumers.end(),
+                             [&](const auto& c) { return c.first == use.user; });
+      if (it == consumers.end()) {
+        consumers.push_back({use.user, {}});
+        it = std::prev(consumers.end());
+      }
+      it->second.push_back(use.index);
+    }
+    std::vector<std::vector<size_t>> twinsOfTensor(tensor.candidates.size());
+    for (const auto& [original, slots] : consumers) {
+      auto found = nodeOf.find(original);
+      if (found == nodeOf.end()) {
+        throw internal(model, subject, "a consumer is not a node of the main graph");
+      }
+      Node* consumer = found->second;
+      if (consumer->numOutputs() == 0 || consumer->output(0)->isAbsent()) continue;
+      for (size_t slot : slots) {
+        if (consumer->input(slot) != x) throw internal(model, subject, "a use does not read it");
+      }
+      const std::vector<Node*> chain = fusedActivations(consumer);
+      const Node* last = chain.empty() ? consumer : chain.back();
+      const Value* reference = last->output(0);
+      auto [ref, added] = referenceOf.emplace(reference, probe.references.size());
+      if (added) probe.references.push_back(reference);
+      Node* before = last->next();
+      for (size_t k = 0; k < tensor.candidates.size(); ++k) {
+        Value* fake = fakeQuantize(graph, x, tensor.candidates[k], before);
+        Node* twin = copyNode(graph, *consumer, before);
+        for (size_t i = 0; i < consumer->numInputs(); ++i) {
+          Value* in = consumer->input(i);
+          if (std::find(slots.begin(), slots.end(), i) != slots.end()) {
+            in = fake;
+          } else if (auto w = weights.find({original, i}); w != weights.end()) {
+            Value*& constant = weightValues[{original, i}];
+            if (constant == nullptr) constant = addConstant(graph, in->name() + "_auto", w->second);
+            in = constant;
+          }
+          twin->addInput(in);
+        }
+        Value* twinOutput = addTwinOutputs(graph, *consumer, twin);
+        for (const Node* activation : chain) {
+          Node* copy = copyNode(graph, *activation, before);
+          copy->addInput(twinOutput);
+          for (size_t i = 1; i < activation->numInputs(); ++i) copy->addInput(activation->input(i));
+          twinOutput = addTwinOutputs(graph, *activation, copy);
+        }
+        twinsOfTensor[k].push_back(probe.twins.size());
+        probe.twins.push_back({ref->second, twinOutput});
+      }
+    }
+    probe.twinOf.push_back(std::move(twinsOfTensor));
+  }
+  return probe;
+}
+
+/// The sums of one sample: noise per twin, signal per reference.
+struct ProbeSums {
+  std::vector<double> noise;
+  std::vector<double> signal;
+};
+
+std::vector<float> floatsOf(const interp::Array& array) {
+  if (array.dataType() == DataType::Float) {
+    const float* data = array.data<float>();
+    return {data, data + array.numel()};
+  }
+  return array.toFloatVector();
+}
+
+class ProbeObserver : public interp::CaptureObserver {
+ public:
+  explicit ProbeObserver(const Probe& probe) : probe_(probe) {
+    for (size_t r = 0; r < probe.references.size(); ++r) {
+      wanted_.insert(probe.references[r]);
+      referenceIndex_[probe.references[r]] = r;
+    }
+    remaining_.assign(probe.references.size(), 0);
+    for (size_t t = 0; t < probe.twins.size(); ++t) {
+      wanted_.insert(probe.twins[t].output);
+      twinIndex_[probe.twins[t].output] = t;
+      ++remaining_[probe.twins[t].reference];
+    }
+    sums.noise.assign(probe.twins.size(), 0);
+    sums.signal.assign(probe.references.size(), 0);
+  }
+
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+
+  void captured(const Value& value, const interp::Array& array) override {
+    if (auto r = referenceIndex_.find(&value); r != referenceIndex_.end()) {
+      std::vector<float> values = floatsOf(array);
+      double signal = 0;
+      for (float v : values) {
+        if (std::isfinite(v)) signal += double{v} * double{v};
+      }
+      sums.signal[r->second] = signal;
+      held_[r->second] = std::move(values);
+      for (auto& early : early_[r->second]) compare(early.first, early.second);
+      early_.erase(r->second);
+      return;
+    }
+    auto t = twinIndex_.find(&value);
+    if (t == twinIndex_.end()) return;
+    const size_t reference = probe_.twins[t->second].reference;
+    if (held_.count(reference) == 0) {  // not expected: twins follow their consumer
+      early_[reference].emplace_back(t->second, floatsOf(array));
+      return;
+    }
+    compare(t->second, floatsOf(array));
+  }
+
+  ProbeSums sums;
+
+ private:
+  void compare(size_t twin, const std::vector<float>& values) {
+    const size_t reference = probe_.twins[twin].reference;
+    const std::vector<float>& expected = held_.at(reference);
+    double noise = 0;
+    if (values.size() != expected.size()) {
+      noise = std::numeric_limits<double>::infinity();
+    } else {
+      for (size_t i = 0; i < values.size(); ++i) {
+        if (!std::isfinite(values[i]) || !std::isfinite(expected[i])) continue;
+        const double d = double{values[i]} - double{expected[i]};
+        noise += d * d;
+      }
+    }
+    sums.noise[twin] = noise;
+    if (--remaining_[reference] == 0) held_.erase(reference);  // the last twin has been seen
+  }
+
+  const Probe& probe_;
+  std::unordered_set<const Value*> wanted_;
+  std::unordered_map<const Value*, size_t> referenceIndex_;
+  std::unordered_map<const Value*, size_t> twinIndex_;
+  std::vector<size_t> remaining_;
+  std::unordered_map<size_t, std::vector<float>> held_;
+  std::unordered_map<size_t, std::vector<std::pair<size_t, std::vector<float>>>> early_;
+};
+
+}  // namespace
+
+std::vector<std::vector<double>> measureConsumerErrors(const Model& model,
+                                                       std::span<const ProbeTensor> tensors,
+                                                       const QuantizedWeights& weights,
+                                                       std::span<const analysis::Sample> samples) {
+  Probe probe = buildProbe(model, tensors, weights);
+  const Graph& graph = probe.model->graph();
+  std::vector<ProbeSums> perSample(samples.size());
+  analysis::forEachSample<interp::Interpreter>(
+      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
+      [&](interp::Interpreter& interpreter, size_t i) {
+        ProbeObserver observer(probe);
+        try {
+          interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer);
+        } catch (const Error& e) {
+          throw Error(e.kind(), e.where().empty() ? samples[i].source : e.where(), e.subject(),
+                      fmt::format("{} (judging calibrator=auto's candidates on sample {})",
+                                  e.cause(), samples[i].source));
+        }
+        perSample[i] = std::move(observer.sums);
+      });
+  ProbeSums total{std::vector<double>(probe.twins.size(), 0),
+                  std::vector<double>(probe.references.size(), 0)};
+  for (const ProbeSums& sample : perSample) {  // in sample order: deterministic
+    for (size_t t = 0; t < total.noise.size(); ++t) total.noise[t] += sample.noise[t];
+    for (size_t r = 0; r < total.signal.size(); ++r) total.signal[r] += sample.signal[r];
+  }
+  std::vector<std::vector<double>> errors;
+  for (const auto& candidates : probe.twinOf) {
+    std::vector<double> perCandidate;
+    for (const std::vector<size_t>& twins : candidates) {
+      double sum = 0;
+      for (size_t twin : twins) {
+        const double signal = total.signal[probe.twins[twin].reference];
+        const double noise = total.noise[twin];
+        sum += signal > 0 ? noise / signal
+                          : (noise > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+      }
+      perCandidate.push_back(twins.empty() ? 0.0 : sum / static_cast<double>(twins.size()));
+    }
+    errors.push_back(std::move(perCandidate));
+  }
+  return errors;
+}
+
+}  // namespace qopt::quant

@@ -1,0 +1,284 @@
+// bias-correct on layers whose error is known in closed form: a constant input whose values
+// quantize exactly, weights whose int8 rounding error is computed here, so the corrected layer's
+// output must equal the float layer's (the weights' error removed, analytic) or also lose the
+// activation's error (empirical). The passes run as the driver runs them: insert-qdq then
+// bias-correct in one pipeline, which keeps the float model for bias-correct to compare with.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "QuantTestUtil.h"
+#include "qopt/interp/Interpreter.h"
+#include "qopt/interp/Npy.h"
+#include "qopt/ir/TextFormat.h"
+#include "qopt/pass/PassManager.h"
+#include "qopt/pass/PluginLoader.h"
+
+namespace qopt {
+namespace {
+
+using quant::testing::ScratchDir;
+
+const PassRegistry& builtins() {
+  static const PassRegistry registry = [] {
+    PassRegistry r;
+    PluginLoader loader;
+    loader.loadDirectory(builtinPassDirectory(), r);
+    return r;
+  }();
+  return registry;
+}
+
+class ResultKeeper : public PassInstrumentation {
+ public:
+  void passFinished(const PassRun& run, const Model&, PassContext&) override {
+    results.push_back(run.result);
+  }
+  std::vector<PassResult> results;
+};
+
+interp::Array floats(interp::Shape shape, const std::vector<float>& values) {
+  interp::Array a(DataType::Float, std::move(shape));
+  std::copy(values.begin(), values.end(), a.data<float>());
+  return a;
+}
+
+/// Runs `pipeline` on `model` with one calibration sample `x`; the last pass's result.
+PassResult runPipeline(Model& model, const std::string& pipeline, const interp::Array& x,
+                       const ScratchDir& dir) {
+  std::filesystem::create_directories(dir / "calib");
+  interp::writeNpy(dir / "calib" / "x.npy", x);
+  PassManager manager(parsePipeline(pipeline, builtins()));
+  ResultKeeper keeper;
+  manager.addInstrumentation(keeper);
+  PassContext context;
+  context.data.calibData = (dir / "calib").string();
+  manager.run(model, context);
+  return keeper.results.back();
+}
+
+std::vector<float> runModel(const Model& model, const interp::Array& x) {
+  interp::Interpreter interpreter(model.graph());
+  std::vector<interp::Array> out = interpreter.run({{"x", x}});
+  return out.front().toFloatVector();
+}
+
+/// Per-channel int8 quantize-dequantize of one row (the channel's own max |w|), as insert-qdq
+/// quantizes weights.
+std::vector<double> int8Row(const std::vector<double>& row) {
+  double amax = 0;
+  for (double w : row) amax = std::max(amax, std::fabs(w));
+  const float scale = static_cast<float>(amax / 127.0);
+  std::vector<double> out;
+  for (double w : row) {
+    out.push_back(static_cast<double>(static_cast<float>(std::nearbyint(w / scale)) * scale));
+  }
+  return out;
+}
+
+// W = [[1.0, 0.3], [-0.45, 0.7]]: 0.3 and 0.45 and 0.7 round off the int8 grid of their row.
+const std::vector<std::vector<double>> kWeights = {{1.0, 0.3}, {-0.45, 0.7}};
+const std::vector<double> kBias = {0.25, -0.5};
+
+/// y[c] of the float layer and of the layer with int8 weights, for input channels (a, b).
+std::vector<double> layerOutput(bool quantized, double a, double b) {
+  std::vector<double> y;
+  for (size_t c = 0; c < 2; ++c) {
+    std::vector<double> w = quantized ? int8Row(kWeights[c]) : kWeights[c];
+    y.push_back(w[0] * a + w[1] * b + kBias[c]);
+  }
+  return y;
+}
+
+constexpr const char* kConv = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 3, 3] x) => (float[1, 2, 3, 3] y)
+    <float[2, 2, 1, 1] w = {1.0, 0.3, -0.45, 0.7}, float[2] b = {0.25, -0.5}> {
+  y = Conv <kernel_shape = [1, 1]> (x, w, b)
+}
+)";
+
+// Input channel 0 holds 2 everywhere, channel 1 holds -2: amax 2, both exact in int8.
+interp::Array convInput(double a = 2, double b = -2) {
+  std::vector<float> values(18);
+  for (size_t i = 0; i < 9; ++i) {
+    values[i] = static_cast<float>(a);
+    values[9 + i] = static_cast<float>(b);
+  }
+  return floats({1, 2, 3, 3}, values);
+}
+
+void expectChannels(const std::vector<float>& y, size_t perChannel,
+                    const std::vector<double>& expected, double tolerance) {
+  for (size_t c = 0; c < expected.size(); ++c) {
+    double mean = 0;
+    for (size_t i = 0; i < perChannel; ++i) mean += y[c * perChannel + i];
+    mean /= static_cast<double>(perChannel);
+    EXPECT_NEAR(mean, expected[c], tolerance) << "channel " << c;
+  }
+}
+
+TEST(BiasCorrect, Conv1x1AnalyticRemovesTheWeightsError) {
+  ScratchDir dir;
+  auto model = parseModelText(kConv, "conv.onnxtxt");
+  const interp::Array x = convInput();
+  const std::vector<double> exact = layerOutput(false, 2, -2);
+  const std::vector<double> rounded = layerOutput(true, 2, -2);
+  ASSERT_GT(std::fabs(rounded[1] - exact[1]), 1e-3);  // the weights' error is visible
+
+  auto quantized = model->clone();
+  runPipeline(*quantized, "insert-qdq{calibrator=max}", x, dir);
+  expectChannels(runModel(*quantized, x), 9, rounded, 1e-6);
+
+  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  EXPECT_EQ(result.statistics["biases-corrected"], 1);
+  expectChannels(runModel(*model, x), 9, exact, 1e-6);
+}
+
+// An input that int8 cannot hold exactly (0.7 on a grid of 2/127): analytic removes only the
+// weights' error, empirical the activation's too.
+TEST(BiasCorrect, EmpiricalAlsoRemovesTheActivationsError) {
+  ScratchDir dir;
+  std::vector<float> values(18, 0.7f);
+  for (size_t i = 0; i < 9; ++i) values[i] = 2.0f;
+  values[9] = -2.0f;  // channel 1: one -2 sets amax, the rest 0.7 (off the grid)
+  const interp::Array x = floats({1, 2, 3, 3}, values);
+  auto model = parseModelText(kConv, "conv.onnxtxt");
+  double meanB = (-2.0 + 8 * 0.7) / 9;
+  const std::vector<double> exact = layerOutput(false, 2, meanB);
+
+  auto analytic = parseModelText(kConv, "conv.onnxtxt");
+  runPipeline(*analytic, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  auto empirical = parseModelText(kConv, "conv.onnxtxt");
+  runPipeline(*empirical, "insert-qdq{calibrator=max},bias-correct{mode=empirical}", x, dir);
+  expectChannels(runModel(*empirical, x), 9, exact, 1e-6);
+  // Analytic is off by the activation's error, w[c][1] * (q(0.7) - 0.7) * 8 / 9.
+  const double q07 = std::nearbyint(0.7 / (2.0f / 127.0f)) * (2.0f / 127.0f);
+  std::vector<float> y = runModel(*analytic, x);
+  for (size_t c = 0; c < 2; ++c) {
+    double mean = 0;
+    for (size_t i = 0; i < 9; ++i) mean += y[c * 9 + i];
+    mean /= 9;
+    const double activationError = int8Row(kWeights[c])[1] * (q07 - 0.7) * 8 / 9;
+    EXPECT_NEAR(mean - exact[c], activationError, 1e-6) << "channel " << c;
+    EXPECT_GT(std::fabs(activationError), 1e-4);
+  }
+}
+
+// Gemm as PyTorch exports Linear (transB=1, C), and a Conv without a bias, which gets one.
+TEST(BiasCorrect, GemmAndConvWithoutBias) {
+  ScratchDir dir;
+  auto gemm = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2] x) => (float[1, 2] y)
+    <float[2, 2] w = {1.0, 0.3, -0.45, 0.7}, float[2] b = {0.25, -0.5}> {
+  y = Gemm <transB = 1, beta = 2.0> (x, w, b)
+}
+)",
+                             "gemm.onnxtxt");
+  const interp::Array x = floats({1, 2}, {2.0f, -2.0f});
+  runPipeline(*gemm, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  std::vector<double> exact = layerOutput(false, 2, -2);
+  for (size_t c = 0; c < 2; ++c) exact[c] += kBias[c];  // beta = 2 counts the bias twice
+  expectChannels(runModel(*gemm, x), 1, exact, 1e-6);
+
+  auto conv = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 3, 3] x) => (float[1, 2, 3, 3] y) <float[2, 2, 1, 1] w = {1.0, 0.3, -0.45, 0.7}> {
+  y = Conv <kernel_shape = [1, 1]> (x, w)
+}
+)",
+                             "nobias.onnxtxt");
+  PassResult result =
+      runPipeline(*conv, "insert-qdq{calibrator=max},bias-correct", convInput(), dir);
+  EXPECT_EQ(result.statistics["biases-added"], 1);
+  std::vector<double> noBias = layerOutput(false, 2, -2);
+  for (size_t c = 0; c < 2; ++c) noBias[c] -= kBias[c];
+  expectChannels(runModel(*conv, convInput()), 9, noBias, 1e-6);
+}
+
+// A MatMul's bias lives in the Add after it; without one, an Add is inserted and the graph
+// output keeps its name.
+TEST(BiasCorrect, MatMulBiasAddIsCorrectedOrAdded) {
+  ScratchDir dir;
+  const interp::Array x = floats({1, 2}, {2.0f, -2.0f});
+  // MatMul weights are [K, N]: column c is output channel c's row of kWeights.
+  const char* withAdd = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2] x) => (float[1, 2] y)
+    <float[2, 2] w = {1.0, -0.45, 0.3, 0.7}, float[2] b = {0.25, -0.5}> {
+  m = MatMul(x, w)
+  y = Add(m, b)
+}
+)";
+  auto model = parseModelText(withAdd, "matmul.onnxtxt");
+  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  EXPECT_EQ(result.statistics["biases-corrected"], 1);
+  expectChannels(runModel(*model, x), 1, layerOutput(false, 2, -2), 1e-6);
+
+  auto bare = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2] x) => (float[1, 2] y) <float[2, 2] w = {1.0, -0.45, 0.3, 0.7}> {
+  y = MatMul(x, w)
+}
+)",
+                             "bare.onnxtxt");
+  result = runPipeline(*bare, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  EXPECT_EQ(result.statistics["biases-added"], 1);
+  ASSERT_EQ(bare->graph().outputs().size(), 1u);
+  EXPECT_EQ(bare->graph().outputs()[0]->name(), "y");
+  EXPECT_TRUE(bare->graph().outputs()[0]->producer()->is("Add"));
+  std::vector<double> noBias = layerOutput(false, 2, -2);
+  for (size_t c = 0; c < 2; ++c) noBias[c] -= kBias[c];
+  expectChannels(runModel(*bare, x), 1, noBias, 1e-6);
+}
+
+// ONNX Runtime's QDQ format keeps the bias as int32 behind a DequantizeLinear (scale
+// input scale * weight scale): it is requantized, so the output is right to half a step. (Its
+// uint8 activation holds 2 as 1.992: the empirical form removes that error too.)
+TEST(BiasCorrect, Int32BiasIsRequantized) {
+  ScratchDir dir;
+  auto model = parseModelText(kConv, "conv.onnxtxt");
+  const interp::Array x = convInput();
+  PassResult result = runPipeline(
+      *model, "insert-qdq{calibrator=max target=ort},bias-correct{mode=empirical}", x, dir);
+  EXPECT_EQ(result.statistics["biases-corrected"], 1);
+  bool int32Bias = false;
+  for (const Node* node : model->graph().nodes()) {
+    if (node->is("Conv")) {
+      const Node* dq = node->input(2)->producer();
+      int32Bias = dq != nullptr && dq->is("DequantizeLinear");
+    }
+  }
+  EXPECT_TRUE(int32Bias);
+  // The bias step: input scale (4/255, uint8 over [-2, 2]) times the weight scale (max 1/127).
+  const double step = (4.0 / 255.0) * (1.0 / 127.0);
+  expectChannels(runModel(*model, x), 9, layerOutput(false, 2, -2), step);
+}
+
+// A model quantized elsewhere has no float weights to compare with: nothing changes, and the
+// remarks say why.
+TEST(BiasCorrect, QuantizedInputModelIsLeftAlone) {
+  ScratchDir dir;
+  auto model = parseModelText(kConv, "conv.onnxtxt");
+  const interp::Array x = convInput();
+  runPipeline(*model, "insert-qdq{calibrator=max}", x, dir);
+  const std::vector<float> before = runModel(*model, x);
+  PassResult result = runPipeline(*model, "bias-correct", x, dir);
+  EXPECT_FALSE(result.changed);
+  EXPECT_EQ(result.statistics["layers-skipped"], 1);
+  bool explained = false;
+  for (const Remark& remark : result.remarks) {
+    explained = explained || remark.message.find("already quantized") != std::string::npos;
+  }
+  EXPECT_TRUE(explained);
+  EXPECT_EQ(runModel(*model, x), before);
+}
+
+}  // namespace
+}  // namespace qopt
