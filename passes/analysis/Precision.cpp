@@ -354,6 +354,25 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
     return layer;
   }
 
+  // INT4 weight-only (TensorRT 10): a MatMul or Gemm whose float input meets a weight stored
+  // as int4/uint4 behind a blocked DequantizeLinear runs as a weight-only INT4 GEMM, computing in
+  // the input's float type. Quantizing its input too is not what such a layer wants.
+  if (!layer.activation && weightIndex && weightInt && layer.weight->constantData &&
+      (layer.weight->quantizedType == DataType::Int4 ||
+       layer.weight->quantizedType == DataType::UInt4) &&
+      layer.weight->dequantize->attrInt("block_size", 0) > 0 &&
+      (node.is("MatMul") || node.is("Gemm"))) {
+    layer.weightOnly = true;
+    layer.precision = info.find(data).type == DataType::Float16 ? Precision::Fp16 : Precision::Fp32;
+    layer.reason = fmt::format(
+        "INT4 weight-only: the weight comes through blocked {} DequantizeLinear (block_size {}) "
+        "and the input stays {}",
+        dataTypeName(layer.weight->quantizedType),
+        layer.weight->dequantize->attrInt("block_size", 0), precisionName(layer.precision));
+    addQuantizationNotes(*layer.weight, "the weight", layer.notes);
+    return layer;
+  }
+
   const std::string secondRole = weightIndex ? "weight" : "input";
   if ((actInt && weightFp8) || (actFp8 && weightInt)) {
     layer.reason = mixedReason(*layer.activation, data, *layer.weight, second);

@@ -134,6 +134,9 @@ class CheckTrtPass : public Pass {
     layers.append("weighted", placement.weightedLayers);
     layers.append("int8", placement.int8Layers);
     if (placement.fp8Layers > 0) layers.append("fp8", placement.fp8Layers);
+    if (placement.int4WeightOnlyLayers > 0) {
+      layers.append("int4-weight-only", placement.int4WeightOnlyLayers);
+    }
     Json floatNames = Json::array();
     for (const std::string& name : placement.floatLayers) floatNames.push(name);
     layers.append("float", std::move(floatNames));

@@ -164,6 +164,10 @@ void checkLayers(const analysis::PrecisionReport& precisions, const AttentionVer
       checkSmallQuantized(layer, minChannels, findings);
       continue;
     }
+    if (layer.weightOnly) {  // its input stays float by design
+      ++summary.int4WeightOnlyLayers;
+      continue;
+    }
     if (layer.precision == analysis::Precision::Fp16) ++summary.fp16Layers;
     summary.floatLayers.push_back(analysis::layerName(node));
     if (!summary.hasQdq) continue;  // a float model: nothing was meant to be quantized
@@ -299,7 +303,8 @@ PlacementSummary checkPlacement(const Graph& graph, const analysis::PrecisionRep
   // Layers left float on purpose do not make a model "mostly float".
   const int64_t floatCount =
       static_cast<int64_t>(summary.floatLayers.size()) - summary.floatByDesign;
-  if (summary.hasQdq && floatCount > summary.int8Layers + summary.fp8Layers) {
+  if (summary.hasQdq &&
+      floatCount > summary.int8Layers + summary.fp8Layers + summary.int4WeightOnlyLayers) {
     findings.push_back(
         Finding{Severity::Warning, "mostly-float", "", "",
                 fmt::format("a Q/DQ model whose weighted layers run mostly in float: {}",
@@ -313,6 +318,9 @@ std::string placementText(const PlacementSummary& summary) {
   std::string text = fmt::format("{} of {} weighted layers run in INT8", summary.int8Layers,
                                  summary.weightedLayers);
   if (summary.fp8Layers > 0) text += fmt::format(", {} in FP8", summary.fp8Layers);
+  if (summary.int4WeightOnlyLayers > 0) {
+    text += fmt::format(", {} INT4 weight-only", summary.int4WeightOnlyLayers);
+  }
   if (summary.floatLayers.empty()) return text;
   text += fmt::format(", {} in float", summary.floatLayers.size());
   if (summary.fp16Layers > 0) {

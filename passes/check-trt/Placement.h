@@ -22,6 +22,7 @@ struct PlacementSummary {
   int64_t weightedLayers = 0;
   int64_t int8Layers = 0;
   int64_t fp8Layers = 0;
+  int64_t int4WeightOnlyLayers = 0;  // float input, blocked int4 weight (weight-only GEMM)
   int64_t fp16Layers = 0;
   std::vector<std::string> floatLayers;  // names, in graph order
   /// Float layers left so on purpose (TensorRT gains nothing from quantizing them, or an

@@ -73,5 +73,6 @@ void registerNormalizationKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerRecurrentKernels(KernelRegistry& registry);
+void registerMatMulNBitsKernels(KernelRegistry& registry);  // com.microsoft MatMulNBits
 
 }  // namespace qopt::interp

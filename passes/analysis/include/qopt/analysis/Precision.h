@@ -102,6 +102,9 @@ struct LayerInfo {
   std::optional<uint64_t> macs;
   /// TensorRT caveats of the quantization as written (uint8, non-zero zero points...).
   std::vector<std::string> notes;
+  /// INT4 weight-only: a float input and a blocked int4/uint4 DequantizeLinear weight (TensorRT
+  /// 10's weight-only GEMM); `precision` is the float type it computes in.
+  bool weightOnly = false;
 };
 
 /// Classifies one compute node (isComputeOp) with the types and shapes of `info`.

@@ -1,0 +1,85 @@
+#include "ActivationCapture.h"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "qopt/analysis/DataSet.h"
+#include "qopt/interp/Interpreter.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::wq {
+namespace {
+
+class RowCollector : public interp::CaptureObserver {
+ public:
+  RowCollector(const std::vector<const Value*>& values, const std::vector<int64_t>& widths,
+               CapturedActivations& out)
+      : out_(out) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      wanted_.insert(values[i]);
+      out_.rows[values[i]].k = widths[i];
+    }
+  }
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void captured(const Value& value, const interp::Array& array) override { add(&value, array); }
+
+  void add(const Value* value, const interp::Array& array) {
+    ActivationRows& rows = out_.rows.at(value);
+    if (array.rank() < 1 || array.dim(-1) != rows.k) {
+      throw Error(ErrorKind::Input, "", fmt::format("tensor '{}'", value->name()),
+                  fmt::format("has last dim {} at run time; its MatMul weight has K={}",
+                              array.rank() < 1 ? 0 : array.dim(-1), rows.k));
+    }
+    const size_t have = static_cast<size_t>(rows.rows());
+    if (have >= kMaxActivationRows) return;
+    const std::vector<float> values = array.toFloatVector();
+    const size_t take =
+        std::min(values.size() / static_cast<size_t>(rows.k), kMaxActivationRows - have);
+    rows.values.insert(
+        rows.values.end(), values.begin(),
+        values.begin() + static_cast<std::ptrdiff_t>(take * static_cast<size_t>(rows.k)));
+  }
+
+ private:
+  std::unordered_set<const Value*> wanted_;
+  CapturedActivations& out_;
+};
+
+}  // namespace
+
+CapturedActivations captureActivations(const Model& model, const std::vector<const Value*>& values,
+                                       const std::vector<int64_t>& widths, PassContext& context,
+                                       size_t limit, const std::string& passName) {
+  CapturedActivations captured;
+  if (values.empty()) return captured;
+  const Graph& graph = model.graph();
+  std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data.inputShapes);
+  std::vector<analysis::Sample> samples;
+  if (!context.data.calibData.empty()) {
+    captured.origin = "calib:" + context.data.calibData;
+    samples = analysis::DataSet::open(context.data.calibData, specs).read(limit);
+  } else {
+    captured.origin = "random";
+    std::vector<std::string> warnings;
+    samples = analysis::randomSamples(specs, kRandomAwqSamples, context.seed, &warnings);
+    for (const std::string& w : warnings) context.diagnostics().warning(w);
+    context.diagnostics().warning(
+        fmt::format("{}: no --calib-data given: AWQ searches its scales on {} random samples; real "
+                    "activations (their outlier channels) are what AWQ needs",
+                    passName, samples.size()));
+  }
+  if (samples.empty()) {
+    throw Error(ErrorKind::Input, context.data.calibData, {},
+                fmt::format("{}: the calibration data holds no sample", passName));
+  }
+  RowCollector collector(values, widths, captured);
+  interp::Interpreter interpreter(graph);
+  for (analysis::Sample& sample : samples) {
+    interpreter.run(sample.inputs, &collector);
+  }
+  captured.samples = samples.size();
+  return captured;
+}
+
+}  // namespace qopt::wq

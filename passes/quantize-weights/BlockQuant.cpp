@@ -1,0 +1,161 @@
+#include "BlockQuant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "qopt/ir/Tensor.h"
+
+namespace qopt::wq {
+namespace {
+
+// The value a scale has once stored in `type`.
+double storedScale(double scale, DataType type) {
+  if (type == DataType::Float16) {
+    return static_cast<double>(halfBitsToFloat(floatToHalfBits(static_cast<float>(scale))));
+  }
+  if (type == DataType::BFloat16) {
+    return static_cast<double>(bfloat16BitsToFloat(floatToBFloat16Bits(static_cast<float>(scale))));
+  }
+  return static_cast<double>(static_cast<float>(scale));
+}
+
+// The stored scale must stay positive and finite: a tiny range would round to 0 in float16.
+double positiveStoredScale(double scale, DataType type) {
+  double stored = storedScale(scale, type);
+  if (!(stored > 0) || !std::isfinite(stored)) {
+    stored = storedScale(type == DataType::Float16 ? 6.103515625e-05 /* float16's smallest normal */
+                                                   : std::numeric_limits<float>::min(),
+                         type);
+  }
+  return stored;
+}
+
+}  // namespace
+
+BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme) {
+  BlockQuantized q;
+  q.rows = w.rows;
+  q.cols = w.cols;
+  q.blockSize = scheme.blockSize;
+  q.blocks = (w.rows + scheme.blockSize - 1) / scheme.blockSize;
+  q.symmetric = scheme.symmetric;
+  q.codes.assign(static_cast<size_t>(w.rows * w.cols), 0);
+  q.scales.assign(static_cast<size_t>(q.blocks * w.cols), 1.0);
+  q.zeroPoints.assign(q.scales.size(), 0);
+  for (int64_t b = 0; b < q.blocks; ++b) {
+    const int64_t first = b * scheme.blockSize;
+    const int64_t last = std::min(w.rows, first + scheme.blockSize);
+    for (int64_t n = 0; n < w.cols; ++n) {
+      double lo = 0, hi = 0;  // the range always holds 0, so that 0 is exact
+      for (int64_t k = first; k < last; ++k) {
+        lo = std::min(lo, w.at(k, n));
+        hi = std::max(hi, w.at(k, n));
+      }
+      const size_t p = static_cast<size_t>(b * w.cols + n);
+      double scale = 1.0;
+      int64_t zero = 0, qmin = -7, qmax = 7;
+      if (scheme.symmetric) {
+        const double amax = std::max(-lo, hi);
+        scale = amax > 0 ? positiveStoredScale(amax / 7.0, scheme.scaleType) : 1.0;
+      } else {
+        qmin = 0;
+        qmax = 15;
+        if (hi > lo) {
+          scale = positiveStoredScale((hi - lo) / 15.0, scheme.scaleType);
+          zero = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 15);
+        }
+      }
+      q.scales[p] = scale;
+      q.zeroPoints[p] = static_cast<int8_t>(zero);
+      for (int64_t k = first; k < last; ++k) {
+        const auto code = static_cast<int64_t>(std::nearbyint(w.at(k, n) / scale)) + zero;
+        q.codes[static_cast<size_t>(k * w.cols + n)] =
+            static_cast<int8_t>(std::clamp<int64_t>(code, qmin, qmax));
+      }
+    }
+  }
+  return q;
+}
+
+Matrix dequantize(const BlockQuantized& q) {
+  Matrix w{q.rows, q.cols, std::vector<double>(static_cast<size_t>(q.rows * q.cols))};
+  for (int64_t k = 0; k < q.rows; ++k) {
+    const int64_t b = k / q.blockSize;
+    for (int64_t n = 0; n < q.cols; ++n) {
+      w.at(k, n) = static_cast<double>(q.code(k, n) - q.zeroPoint(b, n)) * q.scale(b, n);
+    }
+  }
+  return w;
+}
+
+std::vector<int64_t> qdqCodes(const BlockQuantized& q, bool transposed) {
+  std::vector<int64_t> out(q.codes.size());
+  for (int64_t k = 0; k < q.rows; ++k) {
+    for (int64_t n = 0; n < q.cols; ++n) {
+      const size_t at = static_cast<size_t>(transposed ? n * q.rows + k : k * q.cols + n);
+      out[at] = q.code(k, n);
+    }
+  }
+  return out;
+}
+
+std::vector<double> qdqScales(const BlockQuantized& q, bool transposed) {
+  std::vector<double> out(q.scales.size());
+  for (int64_t b = 0; b < q.blocks; ++b) {
+    for (int64_t n = 0; n < q.cols; ++n) {
+      out[static_cast<size_t>(transposed ? n * q.blocks + b : b * q.cols + n)] = q.scale(b, n);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> qdqZeroPoints(const BlockQuantized& q, bool transposed) {
+  std::vector<int64_t> out(q.zeroPoints.size());
+  for (int64_t b = 0; b < q.blocks; ++b) {
+    for (int64_t n = 0; n < q.cols; ++n) {
+      out[static_cast<size_t>(transposed ? n * q.blocks + b : b * q.cols + n)] = q.zeroPoint(b, n);
+    }
+  }
+  return out;
+}
+
+OrtPacked packForOrt(const BlockQuantized& q) {
+  OrtPacked packed;
+  const int64_t blob = q.blockSize / 2;
+  packed.b.assign(static_cast<size_t>(q.cols * q.blocks * blob), 0);
+  packed.scales.resize(static_cast<size_t>(q.cols * q.blocks));
+  const int64_t zeroBytes = (q.blocks + 1) / 2;
+  if (!q.symmetric) packed.zeroPoints.assign(static_cast<size_t>(q.cols * zeroBytes), 0);
+  for (int64_t n = 0; n < q.cols; ++n) {
+    for (int64_t b = 0; b < q.blocks; ++b) {
+      packed.scales[static_cast<size_t>(n * q.blocks + b)] = q.scale(b, n);
+      // Symmetric codes [-7, 7] become [1, 15] around MatMulNBits' default zero point 8.
+      const int64_t zero = q.symmetric ? 8 : q.zeroPoint(b, n);
+      if (!q.symmetric) {
+        uint8_t& byte = packed.zeroPoints[static_cast<size_t>(n * zeroBytes + b / 2)];
+        byte = static_cast<uint8_t>(byte | (zero << (4 * (b % 2))));
+      }
+      uint8_t* out = packed.b.data() + (n * q.blocks + b) * blob;
+      for (int64_t i = 0; i < q.blockSize; ++i) {
+        const int64_t k = b * q.blockSize + i;
+        const int64_t code = k < q.rows ? q.code(k, n) + (q.symmetric ? 8 : 0) : zero;
+        out[i / 2] = static_cast<uint8_t>(out[i / 2] | (code << (4 * (i % 2))));
+      }
+    }
+  }
+  return packed;
+}
+
+double sqnrDb(const std::vector<double>& reference, const std::vector<double>& approx) {
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    signal += reference[i] * reference[i];
+    const double d = reference[i] - approx[i];
+    noise += d * d;
+  }
+  if (noise == 0) return std::numeric_limits<double>::infinity();
+  return 10.0 * std::log10(signal / noise);
+}
+
+}  // namespace qopt::wq
