@@ -2,6 +2,7 @@
 """Checks the quality benchmark's shared code: the metrics on cases worked out by hand, the input
 normalization, and the regenerated weights, whose bits must never change (the committed
 skeletons in bench/quality/models are rebuilt from them and checked by SHA-256)."""
+import hashlib
 import os
 import sys
 import unittest
@@ -96,6 +97,11 @@ class RegeneratedWeights(unittest.TestCase):
                           0x3C0FDBF1, 0x3C453B58, 0x3CF1F3ED, 0xBB0561B1])
         got = qc.regenerated_values("transformer.h.0.attn.c_attn.weight", 4, 0.5, 2.0).view(np.uint32)
         self.assertEqual([int(x) for x in got], [0x3F83092B, 0x3E0985C5, 0x3F046D34, 0x3FDE55E4])
+
+    def test_known_digest_of_a_million_values(self):
+        values = qc.regenerated_values("transformer.wte.weight", 1 << 20, 0.0, 0.02)
+        self.assertEqual(hashlib.sha256(values.tobytes()).hexdigest(),
+                         "3c94ef9453dc21311ff59d163ad69e26f6833bf9d0fc549d4a706774140de099")
 
     def test_values_do_not_depend_on_chunking(self):
         n = qc._CHUNK + 5

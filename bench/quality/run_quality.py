@@ -378,9 +378,16 @@ def run_model(runner, name, path, methods, args, reference):
             entry["status"] = "failed: " + " | ".join(errors)
         log(f"{name} {method.id}: {entry.get('status')} "
             f"{'' if 'sqnr_db' not in entry else 'SQNR %.2f dB, task %.2f' % (entry['sqnr_db'], entry['task'])}")
-    if theirs:
-        for mid, e in theirs["methods"].items():
-            result["methods"][mid] = dict(e, family="int4" if "4bit" in mid else "int8", tool="onnxruntime")
+    return result
+
+
+def merge_reference(result, reference):
+    """Replaces the ONNX Runtime rows of `result` by ort_reference.json's."""
+    methods = {m: e for m, e in result["methods"].items() if e.get("tool") != "onnxruntime"}
+    theirs = (reference or {}).get("models", {}).get(result["model"])
+    for mid, e in (theirs or {}).get("methods", {}).items():
+        methods[mid] = dict(e, family="int4" if "4bit" in mid else "int8", tool="onnxruntime")
+    result["methods"] = methods
     return result
 
 
@@ -530,62 +537,48 @@ def mixed_precision_ratio(results, largest):
     return {"model": largest, "mixed_precision_s": mp, "insert_qdq_s": cal, "ratio": mp / cal}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--qopt", default=default_qopt())
-    parser.add_argument("--models", default=",".join(qc.MODELS))
-    parser.add_argument("--work", default=default_work(), help="scratch folder (outside the repository)")
-    parser.add_argument("--data", default=make_data.default_out())
-    parser.add_argument("--eval-limit", action="append", default=[], metavar="MODEL=N",
-                        help="evaluate MODEL on its first N evaluation samples only")
-    parser.add_argument("--threads", type=int, default=2, help="ONNX Runtime threads")
-    parser.add_argument("--out-dir", default=HERE, help="where results.json and results.md go")
-    parser.add_argument("--pipelines", default=os.path.join(ROOT, "pipelines"))
-    parser.add_argument("--no-ort-reference", action="store_true")
-    parser.add_argument("--keep", action="store_true", help="keep the quantized models in --work")
-    parser.add_argument("--no-snapshot", action="store_true",
-                        help="run --qopt in place instead of a private copy of its build")
-    args = parser.parse_args()
-    args.eval_limit = {k: int(v) for k, v in (x.split("=", 1) for x in args.eval_limit)}
-    names = [n for n in args.models.split(",") if n]
-    unknown = [n for n in names if n not in qc.MODELS]
-    if unknown:
-        sys.exit(f"error: unknown model {', '.join(unknown)} (known: {', '.join(qc.MODELS)})")
-    if not os.access(args.qopt, os.X_OK):
-        sys.exit(f"error: {args.qopt} is not an executable qopt (build it, or pass --qopt)")
-    reference = None
-    if not args.no_ort_reference:
-        with open(ORT_REFERENCE, encoding="utf-8") as f:
-            reference = json.load(f)
-    started = time.time()
-    try:
-        data_check = check_data(args.data, reference)
-        paths = model_paths(names)
-        args.largest = max(names, key=lambda n: os.path.getsize(paths[n]))
-        if args.no_snapshot:
-            qopt, env = args.qopt, dict(os.environ)
-        else:
-            qopt, env = snapshot_qopt(args.qopt, os.path.join(args.work, "qopt-snapshot"))
-        caps = qopt_capabilities(qopt, env)
-        methods = qopt_methods(caps, args.pipelines)
-        runner = Runner(args, qopt, env)
-        results = {}
-        for name in names:
-            log(f"== {name}")
-            results[name] = run_model(runner, name, paths[name], methods, args, reference)
-    except BenchError as e:
-        sys.exit(f"error: {e}")
-    ratio = mixed_precision_ratio(results, args.largest)
+def remerge(args):
+    """--remerge: the qopt rows of an earlier results.json with the current ort_reference.json."""
+    with open(args.remerge, encoding="utf-8") as f:
+        old = json.load(f)
+    with open(ORT_REFERENCE, encoding="utf-8") as f:
+        reference = json.load(f)
+    results = {name: merge_reference(r, reference) for name, r in old["models"].items()}
+    write_results(args, results, {k: v for k, v in old.items()
+                                  if k not in ("models", "goals", "mixed_precision_vs_calibration")})
+
+
+METHOD_ORDER = [
+    "qopt-max", "qopt-percentile", "qopt-entropy", "qopt-mse", "qopt-auto", PLAIN_METHOD, DEFAULT_METHOD,
+    "qopt-equalize", "qopt-bias-correct", "qopt-equalize-bias-correct", "qopt-smooth", "qopt-fp8",
+    "qopt-int4", "qopt-mixed-precision", "ort-minmax", "ort-entropy", "ort-percentile", "ort-trt",
+    "ort-4bit-rtn", "ort-4bit-rtn-sym", "ort-4bit-inc-rtn", "ort-4bit-hqq", "ort-4bit-kquant",
+    "ort-4bit-gptq"]
+
+
+def in_order(results):
+    """Models in quality_common's order, methods in METHOD_ORDER (JSON round trips sort keys)."""
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    out = {}
+    for name in sorted(results, key=lambda n: list(qc.MODELS).index(n)):
+        r = dict(results[name])
+        r["methods"] = dict(sorted(r["methods"].items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+        out[name] = r
+    return out
+
+
+def write_results(args, results, run):
+    results = in_order(results)
+    largest = run.get("largest") or next(
+        (n for n, r in results.items() if "qopt-mixed-precision" in r["methods"]), None)
+    ratio = mixed_precision_ratio(results, largest)
     goal_lines = goals(results)
-    out = {
+    out = dict(run)
+    out.update({
         "about": "bench/quality/run_quality.py: qopt's methods (this machine) and ONNX Runtime's "
                  "(ort_reference.json), scored against FP32 on the evaluation split",
-        "qopt": os.path.abspath(args.qopt), "qopt_source": qopt_source(args.qopt),
-        "passes": sorted(caps), "data": data_check,
-        "wall_s": round(time.time() - started, 1),
-        "available": {m.id: (m.missing is None) for m in methods},
-        "mixed_precision_vs_calibration": ratio, "goals": goal_lines, "models": results,
-    }
+        "mixed_precision_vs_calibration": ratio, "goals": goal_lines, "models": results})
+    data_check = out["data"]
     with open(os.path.join(args.out_dir, "results.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -611,6 +604,64 @@ def main():
     print()
     for g in goal_lines:
         print(g)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--qopt", default=default_qopt())
+    parser.add_argument("--models", default=",".join(qc.MODELS))
+    parser.add_argument("--work", default=default_work(), help="scratch folder (outside the repository)")
+    parser.add_argument("--data", default=make_data.default_out())
+    parser.add_argument("--eval-limit", action="append", default=[], metavar="MODEL=N",
+                        help="evaluate MODEL on its first N evaluation samples only")
+    parser.add_argument("--threads", type=int, default=2, help="ONNX Runtime threads")
+    parser.add_argument("--out-dir", default=HERE, help="where results.json and results.md go")
+    parser.add_argument("--pipelines", default=os.path.join(ROOT, "pipelines"))
+    parser.add_argument("--no-ort-reference", action="store_true")
+    parser.add_argument("--keep", action="store_true", help="keep the quantized models in --work")
+    parser.add_argument("--remerge", metavar="RESULTS_JSON",
+                        help="run nothing: merge an earlier results.json's qopt rows with ort_reference.json again")
+    parser.add_argument("--no-snapshot", action="store_true",
+                        help="run --qopt in place instead of a private copy of its build")
+    args = parser.parse_args()
+    args.eval_limit = {k: int(v) for k, v in (x.split("=", 1) for x in args.eval_limit)}
+    if args.remerge:
+        remerge(args)
+        return
+    names = [n for n in args.models.split(",") if n]
+    unknown = [n for n in names if n not in qc.MODELS]
+    if unknown:
+        sys.exit(f"error: unknown model {', '.join(unknown)} (known: {', '.join(qc.MODELS)})")
+    if not os.access(args.qopt, os.X_OK):
+        sys.exit(f"error: {args.qopt} is not an executable qopt (build it, or pass --qopt)")
+    reference = None
+    if not args.no_ort_reference:
+        with open(ORT_REFERENCE, encoding="utf-8") as f:
+            reference = json.load(f)
+    started = time.time()
+    try:
+        data_check = check_data(args.data, reference)
+        paths = model_paths(names)
+        args.largest = max(names, key=lambda n: os.path.getsize(paths[n]))
+        if args.no_snapshot:
+            qopt, env = args.qopt, dict(os.environ)
+        else:
+            qopt, env = snapshot_qopt(args.qopt, os.path.join(args.work, "qopt-snapshot"))
+        caps = qopt_capabilities(qopt, env)
+        methods = qopt_methods(caps, args.pipelines)
+        runner = Runner(args, qopt, env)
+        results = {}
+        for name in names:
+            log(f"== {name}")
+            results[name] = merge_reference(run_model(runner, name, paths[name], methods, args, reference),
+                                            reference)
+    except BenchError as e:
+        sys.exit(f"error: {e}")
+    write_results(args, results, {
+        "qopt": os.path.abspath(args.qopt), "qopt_source": qopt_source(args.qopt),
+        "passes": sorted(caps), "data": data_check, "largest": args.largest,
+        "wall_s": round(time.time() - started, 1),
+        "available": {m.id: (m.missing is None) for m in methods}})
 
 
 if __name__ == "__main__":
