@@ -583,8 +583,8 @@ def write_results(args, results, run):
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
     md = ["# Quantization quality: qopt and ONNX Runtime", "",
-          f"Written by bench/quality/run_quality.py in {out['wall_s']:.0f} s; qopt: `{out['qopt']}`; "
-          f"data {data_check}.", "", "## Summary (task metric % / output SQNR dB against FP32)", ""]
+          f"Written by bench/quality/run_quality.py in {out['wall_s']:.0f} s; qopt: `{out['qopt']}` "
+          f"({out.get('qopt_source') or 'source unknown'}); data {data_check}.", "", "## Summary (task metric % / output SQNR dB against FP32)", ""]
     md += summary_table(results)
     md += ["", "## FP32 outputs here against the reference machine's", ""]
     for name, r in results.items():
@@ -639,6 +639,7 @@ def main():
         with open(ORT_REFERENCE, encoding="utf-8") as f:
             reference = json.load(f)
     started = time.time()
+    source = qopt_source(args.qopt)  # now: the tree may move on while the bench runs
     try:
         data_check = check_data(args.data, reference)
         paths = model_paths(names)
@@ -658,7 +659,7 @@ def main():
     except BenchError as e:
         sys.exit(f"error: {e}")
     write_results(args, results, {
-        "qopt": os.path.abspath(args.qopt), "qopt_source": qopt_source(args.qopt),
+        "qopt": os.path.abspath(args.qopt), "qopt_source": source,
         "passes": sorted(caps), "data": data_check, "largest": args.largest,
         "wall_s": round(time.time() - started, 1),
         "available": {m.id: (m.missing is None) for m in methods}})
