@@ -1,0 +1,266 @@
+"""What the quantization quality benchmark measures, shared by the machine that runs ONNX Runtime's
+quantizers (ort_reference.py) and the one that runs qopt (run_quality.py), so both read the same
+models, the same data and score with the same code.
+
+Only numpy (and onnx for the weights) is used here: the two machines have different numpy and
+onnx versions, so everything that must agree bit for bit (inputs, regenerated weights) is
+elementwise float64 or integer arithmetic, which IEEE-754 and two's complement fix exactly.
+"""
+import gzip
+import hashlib
+import json
+import os
+
+import numpy as np
+
+# Per model: what it is, its one input, how its uint8/int64 data becomes the model's input, and
+# which task metric applies. 'source' says where the model comes from: the trained corpus
+# (tests/corpus, fetched by fetch_corpus.py) or a device export with regenerated weights
+# (bench/quality/models).
+MODELS = {
+    "ppocr-v4-det": {
+        "source": "corpus", "task": "detector", "input": "x", "shape": [1, 3, 320, 320],
+        "norm": "imagenet", "calib": 32, "eval": 16,
+        "what": "PP-OCRv4 text detector (DBNet), trained; 320x320 pages of rendered text",
+    },
+    "ppocr-v4-rec": {
+        "source": "corpus", "task": "recognizer", "input": "x", "shape": [1, 3, 48, 320],
+        "norm": "half", "calib": 32, "eval": 64,
+        "what": "PP-OCRv4 text recognizer (SVTR, CTC over 6625 classes), trained; 48x320 text lines",
+    },
+    "ppocr-mobile-cls": {
+        "source": "corpus", "task": "classifier", "input": "x", "shape": [1, 3, 48, 192],
+        "norm": "half", "calib": 32, "eval": 64,
+        "what": "PP-OCR text direction classifier (depthwise CNN), trained; 48x192 lines, half upside down",
+    },
+    "vit-b16": {
+        "source": "device", "task": "classifier", "input": "pixel_values", "shape": [1, 3, 224, 224],
+        "norm": "imagenet", "calib": 32, "eval": 32,
+        "what": "ViT-B/16 (timm vit_base_patch16_224), random weights; 224x224 synthetic scenes",
+    },
+    "gpt2": {
+        "source": "device", "task": "lm", "input": "input_ids", "shape": [1, 128],
+        "norm": "ids", "calib": 32, "eval": 16,
+        "what": "GPT-2 decoder (transformers GPT2Config: 12 layers, 768 wide, 12 heads), random "
+                "weights; 128 token ids, output logits",
+    },
+}
+
+TASK_METRIC = {
+    "classifier": "top-1 agreement with FP32 (%)",
+    "lm": "next-token top-1 agreement with FP32 over all positions (%)",
+    "recognizer": "CTC greedy sequences equal to FP32's (%)",
+    "detector": "IoU of prob map > 0.3 with FP32's (%)",
+}
+
+DET_THRESHOLD = 0.3  # DBNet post-processing's binarization threshold (PaddleOCR det_db_thresh)
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def data_file(data_dir, model, split):
+    return os.path.join(data_dir, model, f"{split}.npy")
+
+
+def load_split(data_dir, model, split):
+    """The stored samples of one split: uint8 [N, C, H, W] images or int64 [N, 1, L] token ids."""
+    return np.load(data_file(data_dir, model, split))
+
+
+def model_input(model, raw):
+    """One stored sample (uint8 image or int64 ids) as the model's input, with the batch axis.
+    Float64 arithmetic, rounded once to float32, so both machines produce the same bits."""
+    spec = MODELS[model]
+    if spec["norm"] == "ids":
+        return np.ascontiguousarray(raw.reshape(spec["shape"]).astype(np.int64))
+    x = raw.astype(np.float64) / 255.0
+    if spec["norm"] == "imagenet":  # PaddleOCR det and timm: (x/255 - mean) / std per channel
+        mean = np.array(IMAGENET_MEAN, dtype=np.float64).reshape(3, 1, 1)
+        std = np.array(IMAGENET_STD, dtype=np.float64).reshape(3, 1, 1)
+        x = (x - mean) / std
+    elif spec["norm"] == "half":  # PaddleOCR rec and cls: (x/255 - 0.5) / 0.5
+        x = (x - 0.5) / 0.5
+    else:
+        raise ValueError(f"{model}: unknown normalization {spec['norm']!r}")
+    return np.ascontiguousarray(x.reshape(spec["shape"]).astype(np.float32))
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics. Each takes the FP32 outputs and a method's outputs (lists of arrays, one per sample, of
+# the model's first output) and returns a number; all sums in float64.
+
+
+def sqnr_db(reference, actual):
+    """10 log10(signal / noise) over every element of every sample."""
+    signal = sum(float(np.sum(np.square(e.astype(np.float64)))) for e in reference)
+    noise = sum(float(np.sum(np.square(a.astype(np.float64) - e.astype(np.float64))))
+                for e, a in zip(reference, actual))
+    if noise == 0.0:
+        return float("inf")
+    return float(10.0 * np.log10(max(signal, 1e-300) / noise))
+
+
+def cosine(reference, actual):
+    """Mean over samples of the cosine between the flattened outputs."""
+    values = []
+    for e, a in zip(reference, actual):
+        e64 = e.astype(np.float64).ravel()
+        a64 = a.astype(np.float64).ravel()
+        denom = np.linalg.norm(e64) * np.linalg.norm(a64)
+        values.append(1.0 if denom == 0.0 and np.array_equal(e64, a64) else
+                      (float(np.dot(e64, a64) / denom) if denom > 0 else 0.0))
+    return float(np.mean(values))
+
+
+def ctc_greedy(probs):
+    """PaddleOCR's CTC greedy decoding: argmax per time step, repeats merged, blank (0) dropped."""
+    best = np.argmax(probs.reshape(probs.shape[-2], probs.shape[-1]), axis=-1)
+    keep = np.ones(best.shape, dtype=bool)
+    keep[1:] = best[1:] != best[:-1]
+    return [int(c) for c in best[keep] if c != 0]
+
+
+def labels(task, output):
+    """What the task reads off one sample's output: class, token per position, label sequence,
+    or the binarized map."""
+    if task == "classifier":
+        return [int(np.argmax(output.reshape(-1)))]
+    if task == "lm":
+        return [int(t) for t in np.argmax(output.reshape(-1, output.shape[-1]), axis=-1)]
+    if task == "recognizer":
+        return ctc_greedy(output)
+    if task == "detector":
+        return output.reshape(-1) > DET_THRESHOLD
+    raise ValueError(f"unknown task {task!r}")
+
+
+def task_metric(task, reference, actual):
+    """The task's agreement of a method with FP32, in percent."""
+    if task == "detector":
+        inter = union = 0
+        for e, a in zip(reference, actual):
+            me, ma = labels(task, e), labels(task, a)
+            inter += int(np.count_nonzero(me & ma))
+            union += int(np.count_nonzero(me | ma))
+        return 100.0 if union == 0 else 100.0 * inter / union
+    if task == "lm":
+        same = total = 0
+        for e, a in zip(reference, actual):
+            le, la = labels(task, e), labels(task, a)
+            same += sum(int(x == y) for x, y in zip(le, la))
+            total += len(le)
+        return 100.0 * same / total
+    same = sum(int(labels(task, e) == labels(task, a)) for e, a in zip(reference, actual))
+    return 100.0 * same / len(reference)
+
+
+def score(model, reference, actual):
+    task = MODELS[model]["task"]
+    return {"sqnr_db": sqnr_db(reference, actual), "cosine": cosine(reference, actual),
+            "task": task_metric(task, reference, actual)}
+
+
+def fp32_digest(model, reference):
+    """Per evaluation sample: the output's sum and sum of squares (float64) and what the task reads
+    off it, so the other machine can check that its FP32 outputs are the same."""
+    task = MODELS[model]["task"]
+    out = []
+    for e in reference:
+        e64 = e.astype(np.float64)
+        lab = labels(task, e)
+        out.append({"sum": float(np.sum(e64)), "sumsq": float(np.sum(e64 * e64)),
+                    "labels": int(np.count_nonzero(lab)) if task == "detector" else lab})
+    return out
+
+
+def compare_digests(model, ours, theirs):
+    """Largest relative difference of the sums and sums of squares, and the share of samples whose
+    task labels are equal."""
+    worst = 0.0
+    same = 0
+    for a, b in zip(ours, theirs):
+        for key in ("sum", "sumsq"):
+            scale = max(abs(a[key]), abs(b[key]), 1e-30)
+            worst = max(worst, abs(a[key] - b[key]) / scale)
+        same += int(a["labels"] == b["labels"])
+    return {"max_rel_diff": worst, "labels_equal": same, "samples": len(ours)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Regenerated weights. A float initializer of a device export is stored as its mean and standard
+# deviation only; its values are rebuilt from a counter-based hash of (initializer name, index),
+# so the model is the same, bit for bit, wherever it is rebuilt.
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_SQRT3 = 1.7320508075688772  # float64 nearest to sqrt(3), written out: no library call
+_CHUNK = 1 << 22
+
+
+def _splitmix64(state):
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+def _name_seed(name):
+    return np.uint64(int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "little"))
+
+
+def regenerated_values(name, count, mean, std):
+    """float32[count]: mean + std * z, z a sum of four uniforms (Irwin-Hall, bell-shaped) scaled to
+    unit variance; two splitmix64 draws per element give the four 32-bit uniforms."""
+    seed = _name_seed(name)
+    out = np.empty(count, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        for start in range(0, count, _CHUNK):
+            stop = min(count, start + _CHUNK)
+            k = np.arange(start, stop, dtype=np.uint64) * np.uint64(2)
+            ha = _splitmix64(seed + (k + np.uint64(1)) * _GOLDEN)
+            hb = _splitmix64(seed + (k + np.uint64(2)) * _GOLDEN)
+            u = ((ha >> np.uint64(32)).astype(np.float64) + (ha & _LOW32).astype(np.float64)
+                 + (hb >> np.uint64(32)).astype(np.float64) + (hb & _LOW32).astype(np.float64))
+            z = (u * (1.0 / 4294967296.0) - 2.0) * _SQRT3
+            out[start:stop] = (mean + std * z).astype(np.float32)
+    return out
+
+
+def load_spec(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def rebuild_model(skeleton_gz, spec):
+    """The full model's bytes: the skeleton (an ONNX model whose regenerated initializers carry no
+    data) with each listed initializer filled from regenerated_values."""
+    import onnx
+
+    with gzip.open(skeleton_gz, "rb") as f:
+        model = onnx.ModelProto()
+        model.ParseFromString(f.read())
+    filled = 0
+    for tensor in model.graph.initializer:
+        entry = spec["initializers"].get(tensor.name)
+        if entry is None:
+            continue
+        if tensor.data_type != onnx.TensorProto.FLOAT:
+            raise ValueError(f"{skeleton_gz}: initializer {tensor.name} is not float32")
+        count = int(np.prod(tensor.dims, dtype=np.int64)) if len(tensor.dims) else 1
+        values = regenerated_values(tensor.name, count, entry["mean"], entry["std"])
+        tensor.raw_data = values.astype("<f4").tobytes()
+        filled += 1
+    if filled != len(spec["initializers"]):
+        raise ValueError(f"{skeleton_gz}: {len(spec['initializers']) - filled} initializers of "
+                         "the spec are missing from the skeleton")
+    return model.SerializeToString()

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Checks the quality benchmark's shared code: the metrics on cases worked out by hand, the input
+normalization, and the regenerated weights, whose bits must never change (the committed
+skeletons in bench/quality/models are rebuilt from them and checked by SHA-256)."""
+import hashlib
+import os
+import sys
+import unittest
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import quality_common as qc  # noqa: E402
+
+
+def one_hot_path(path, classes=8):
+    probs = np.full((1, len(path), classes), 0.01, dtype=np.float32)
+    for t, c in enumerate(path):
+        probs[0, t, c] = 0.9
+    return probs
+
+
+class Metrics(unittest.TestCase):
+    def test_sqnr_is_signal_over_noise_over_all_samples(self):
+        ref = [np.ones(100, np.float32), np.ones(100, np.float32)]
+        act = [np.ones(100, np.float32) + 0.1, np.ones(100, np.float32)]
+        # signal 200, noise 100 * 0.01 = 1: 10 log10(200)
+        self.assertAlmostEqual(qc.sqnr_db(ref, act), 10 * np.log10(200.0), places=4)
+        self.assertEqual(qc.sqnr_db(ref, ref), float("inf"))
+
+    def test_cosine_is_the_mean_over_samples(self):
+        ref = [np.array([1.0, 0.0]), np.array([1.0, 0.0])]
+        act = [np.array([0.0, 1.0]), np.array([2.0, 0.0])]
+        self.assertAlmostEqual(qc.cosine(ref, act), 0.5)
+
+    def test_ctc_greedy_merges_repeats_and_drops_blanks(self):
+        self.assertEqual(qc.ctc_greedy(one_hot_path([0, 5, 5, 0, 5, 7, 7, 0])), [5, 5, 7])
+        self.assertEqual(qc.ctc_greedy(one_hot_path([0, 0, 0])), [])
+
+    def test_recognizer_agreement_counts_equal_sequences(self):
+        ref = [one_hot_path([0, 3, 3, 4]), one_hot_path([2, 0, 2])]
+        act = [one_hot_path([3, 0, 0, 4]), one_hot_path([2, 2, 2])]  # same [3, 4]; [2] != [2, 2]
+        self.assertEqual(qc.task_metric("recognizer", ref, act), 50.0)
+
+    def test_detector_iou_uses_the_dbnet_threshold(self):
+        ref = [np.array([[0.9, 0.9, 0.1, 0.1]])]
+        act = [np.array([[0.9, 0.2, 0.31, 0.1]])]  # intersection 1, union 3
+        self.assertAlmostEqual(qc.task_metric("detector", ref, act), 100.0 / 3)
+        self.assertEqual(qc.task_metric("detector", [np.zeros((2, 2))], [np.zeros((2, 2))]), 100.0)
+
+    def test_classifier_and_lm_agreement(self):
+        ref = [np.array([[0.1, 0.9]]), np.array([[0.8, 0.2]])]
+        act = [np.array([[0.2, 0.8]]), np.array([[0.4, 0.6]])]
+        self.assertEqual(qc.task_metric("classifier", ref, act), 50.0)
+        lm_ref = [np.array([[[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0]]])]
+        lm_act = [np.array([[[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]])]
+        self.assertEqual(qc.task_metric("lm", lm_ref, lm_act), 75.0)
+
+    def test_digests_compare_sums_and_labels(self):
+        ref = [np.array([[0.1, 0.9]]), np.array([[0.8, 0.2]])]
+        near = [r * (1 + 1e-7) for r in ref]
+        c = qc.compare_digests("ppocr-mobile-cls", qc.fp32_digest("ppocr-mobile-cls", ref),
+                               qc.fp32_digest("ppocr-mobile-cls", near))
+        self.assertLess(c["max_rel_diff"], 1e-6)
+        self.assertEqual(c["labels_equal"], 2)
+
+
+class Inputs(unittest.TestCase):
+    def test_paddleocr_rec_normalization(self):
+        raw = np.zeros((3, 48, 320), np.uint8)
+        raw[:, 0, 0] = 255
+        x = qc.model_input("ppocr-v4-rec", raw)
+        self.assertEqual(x.shape, (1, 3, 48, 320))
+        self.assertEqual(x.dtype, np.float32)
+        self.assertEqual(x[0, 0, 0, 0], 1.0)
+        self.assertEqual(x[0, 0, 1, 1], -1.0)
+
+    def test_imagenet_normalization_per_channel(self):
+        raw = np.full((3, 320, 320), 255, np.uint8)
+        x = qc.model_input("ppocr-v4-det", raw)
+        for c in range(3):
+            want = np.float32((1.0 - qc.IMAGENET_MEAN[c]) / qc.IMAGENET_STD[c])
+            self.assertEqual(x[0, c, 5, 5], want)
+
+    def test_token_ids_stay_int64(self):
+        ids = np.arange(128, dtype=np.int64).reshape(1, 128)
+        self.assertTrue(np.array_equal(qc.model_input("gpt2", ids), ids))
+
+
+class RegeneratedWeights(unittest.TestCase):
+    def test_known_bits(self):
+        # The bits the exporting machine produced; a change here invalidates every skeleton.
+        got = qc.regenerated_values("w", 8, 0.0, 0.02).view(np.uint32)
+        self.assertEqual([int(x) for x in got],
+                         [0x3C054B8E, 0xBC9DAA9C, 0xBC920D87, 0xBC192BEF,
+                          0x3C0FDBF1, 0x3C453B58, 0x3CF1F3ED, 0xBB0561B1])
+        got = qc.regenerated_values("transformer.h.0.attn.c_attn.weight", 4, 0.5, 2.0).view(np.uint32)
+        self.assertEqual([int(x) for x in got], [0x3F83092B, 0x3E0985C5, 0x3F046D34, 0x3FDE55E4])
+
+    def test_known_digest_of_a_million_values(self):
+        values = qc.regenerated_values("transformer.wte.weight", 1 << 20, 0.0, 0.02)
+        self.assertEqual(hashlib.sha256(values.tobytes()).hexdigest(),
+                         "3c94ef9453dc21311ff59d163ad69e26f6833bf9d0fc549d4a706774140de099")
+
+    def test_values_do_not_depend_on_chunking(self):
+        n = qc._CHUNK + 5
+        long = qc.regenerated_values("x", n, 1.0, 3.0)
+        self.assertTrue(np.array_equal(long[:16], qc.regenerated_values("x", 16, 1.0, 3.0)))
+        self.assertTrue(np.array_equal(long[: qc._CHUNK + 1][-8:], qc.regenerated_values("x", qc._CHUNK + 1, 1.0, 3.0)[-8:]))
+
+    def test_mean_and_std_follow_the_spec(self):
+        v = qc.regenerated_values("y", 1 << 20, -0.25, 0.5).astype(np.float64)
+        self.assertAlmostEqual(v.mean(), -0.25, delta=0.005)
+        self.assertAlmostEqual(v.std(), 0.5, delta=0.005)
+        self.assertLessEqual(np.abs(v + 0.25).max(), 2 * 1.7320508075688772 * 0.5)
+        self.assertTrue(np.all(qc.regenerated_values("z", 10, 3.5, 0.0) == np.float32(3.5)))
+
+    def test_names_give_different_streams(self):
+        self.assertFalse(np.array_equal(qc.regenerated_values("a", 64, 0, 1),
+                                        qc.regenerated_values("b", 64, 0, 1)))
+
+
+if __name__ == "__main__":
+    unittest.main()
