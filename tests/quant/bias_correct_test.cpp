@@ -132,10 +132,10 @@ TEST(BiasCorrect, Conv1x1AnalyticRemovesTheWeightsError) {
   ASSERT_GT(std::fabs(rounded[1] - exact[1]), 1e-3);  // the weights' error is visible
 
   auto quantized = model->clone();
-  runPipeline(*quantized, "insert-qdq{calibrator=max}", x, dir);
+  runPipeline(*quantized, "insert-qdq{calibrator=max min-channels=0}", x, dir);
   expectChannels(runModel(*quantized, x), 9, rounded, 1e-6);
 
-  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   EXPECT_EQ(result.statistics["biases-corrected"], 1);
   expectChannels(runModel(*model, x), 9, exact, 1e-6);
 }
@@ -153,9 +153,9 @@ TEST(BiasCorrect, EmpiricalAlsoRemovesTheActivationsError) {
   const std::vector<double> exact = layerOutput(false, 2, meanB);
 
   auto analytic = parseModelText(kConv, "conv.onnxtxt");
-  runPipeline(*analytic, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  runPipeline(*analytic, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   auto empirical = parseModelText(kConv, "conv.onnxtxt");
-  runPipeline(*empirical, "insert-qdq{calibrator=max},bias-correct{mode=empirical}", x, dir);
+  runPipeline(*empirical, "insert-qdq{calibrator=max min-channels=0},bias-correct{mode=empirical}", x, dir);
   expectChannels(runModel(*empirical, x), 9, exact, 1e-6);
   // Analytic is off by the activation's error, w[c][1] * (q(0.7) - 0.7) * 8 / 9.
   const double q07 = std::nearbyint(0.7 / (2.0f / 127.0f)) * (2.0f / 127.0f);
@@ -182,7 +182,7 @@ g (float[1, 2] x) => (float[1, 2] y)
 )",
                              "gemm.onnxtxt");
   const interp::Array x = floats({1, 2}, {2.0f, -2.0f});
-  runPipeline(*gemm, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  runPipeline(*gemm, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   std::vector<double> exact = layerOutput(false, 2, -2);
   for (size_t c = 0; c < 2; ++c) exact[c] += kBias[c];  // beta = 2 counts the bias twice
   expectChannels(runModel(*gemm, x), 1, exact, 1e-6);
@@ -195,7 +195,7 @@ g (float[1, 2, 3, 3] x) => (float[1, 2, 3, 3] y) <float[2, 2, 1, 1] w = {1.0, 0.
 )",
                              "nobias.onnxtxt");
   PassResult result =
-      runPipeline(*conv, "insert-qdq{calibrator=max},bias-correct", convInput(), dir);
+      runPipeline(*conv, "insert-qdq{calibrator=max min-channels=0},bias-correct", convInput(), dir);
   EXPECT_EQ(result.statistics["biases-added"], 1);
   std::vector<double> noBias = layerOutput(false, 2, -2);
   for (size_t c = 0; c < 2; ++c) noBias[c] -= kBias[c];
@@ -217,7 +217,7 @@ g (float[1, 2] x) => (float[1, 2] y)
 }
 )";
   auto model = parseModelText(withAdd, "matmul.onnxtxt");
-  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   EXPECT_EQ(result.statistics["biases-corrected"], 1);
   expectChannels(runModel(*model, x), 1, layerOutput(false, 2, -2), 1e-6);
 
@@ -228,7 +228,7 @@ g (float[1, 2] x) => (float[1, 2] y) <float[2, 2] w = {1.0, -0.45, 0.3, 0.7}> {
 }
 )",
                              "bare.onnxtxt");
-  result = runPipeline(*bare, "insert-qdq{calibrator=max},bias-correct", x, dir);
+  result = runPipeline(*bare, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   EXPECT_EQ(result.statistics["biases-added"], 1);
   ASSERT_EQ(bare->graph().outputs().size(), 1u);
   EXPECT_EQ(bare->graph().outputs()[0]->name(), "y");
@@ -246,7 +246,7 @@ TEST(BiasCorrect, Int32BiasIsRequantized) {
   auto model = parseModelText(kConv, "conv.onnxtxt");
   const interp::Array x = convInput();
   PassResult result = runPipeline(
-      *model, "insert-qdq{calibrator=max target=ort},bias-correct{mode=empirical}", x, dir);
+      *model, "insert-qdq{calibrator=max target=ort min-channels=0},bias-correct{mode=empirical}", x, dir);
   EXPECT_EQ(result.statistics["biases-corrected"], 1);
   bool int32Bias = false;
   for (const Node* node : model->graph().nodes()) {
@@ -267,7 +267,7 @@ TEST(BiasCorrect, QuantizedInputModelIsLeftAlone) {
   ScratchDir dir;
   auto model = parseModelText(kConv, "conv.onnxtxt");
   const interp::Array x = convInput();
-  runPipeline(*model, "insert-qdq{calibrator=max}", x, dir);
+  runPipeline(*model, "insert-qdq{calibrator=max min-channels=0}", x, dir);
   const std::vector<float> before = runModel(*model, x);
   PassResult result = runPipeline(*model, "bias-correct", x, dir);
   EXPECT_FALSE(result.changed);
