@@ -22,7 +22,7 @@ namespace {
 
 // The float value a quantized activation input stands for: DequantizeLinear(QuantizeLinear(x))
 // read as x, also through re-quantized chains; nullptr when `value` is no such output.
-Value* beforeQuantization(Value* value) {
+Value* beforeQuantization(Value* value, Node* before) {
   Node* first = nullptr;  // the DequantizeLinear the layer reads: its type is the one to keep
   Node* last = nullptr;   // the QuantizeLinear whose input is returned
   for (int depth = 0; depth < 8; ++depth) {
@@ -34,7 +34,7 @@ Value* beforeQuantization(Value* value) {
     last = q;
     value = q->input(0);
   }
-  return first != nullptr ? inDequantizedType(*last, *first, value) : nullptr;
+  return first != nullptr ? inDequantizedType(*last, *first, value, before) : nullptr;
 }
 
 Node* copyNode(Graph& graph, const Node& node, Node* before, const std::string& name) {
@@ -49,12 +49,12 @@ Node* copyNode(Graph& graph, const Node& node, Node* before, const std::string& 
 // DequantizeLinear and the layer copied to read that. nullptr when the input is not a quantized
 // activation or the ops in between are not a single chain.
 Value* floatInput(Graph& graph, Value* value, Node* before) {
-  if (Value* direct = beforeQuantization(value)) return direct;
+  if (Value* direct = beforeQuantization(value, before)) return direct;
   std::optional<DequantizedInput> dq = findDequantizedInput(value);
   if (!dq || dq->constantData || dq->quantize == nullptr || dq->crossed.empty()) return nullptr;
   Value* current = dq->dequantize->output(0);
   Value* replacement =
-      inDequantizedType(*dq->quantize, const_cast<Node&>(*dq->dequantize), dq->quantize->input(0));
+      inDequantizedType(*dq->quantize, *dq->dequantize, dq->quantize->input(0), before);
   for (const Node* op : dq->crossed) {
     if (op->numOutputs() != 1) return nullptr;
     Node* copy = copyNode(graph, *op, before, op->name() + "_float_twin");

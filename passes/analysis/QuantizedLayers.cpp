@@ -75,12 +75,12 @@ void runInFloat16(Node& node) {
 // (opset 19: float32, float16 or bfloat16); a layer that read a float16 DequantizeLinear fed by
 // a float32 QuantizeLinear (to-fp16 keeps float32 graph inputs) reads the value before the pair
 // through a Cast to the type it read.
-Value* inDequantizedType(const Node& q, Node& dq, Value* value) {
+Value* inDequantizedType(const Node& q, const Node& dq, Value* value, Node* before) {
   const std::optional<Tensor> qScale = fold::qdqParameter(q.input(1));
   const std::optional<Tensor> dqScale = fold::qdqParameter(dq.input(1));
   if (!qScale || !dqScale || qScale->dataType() == dqScale->dataType()) return value;
-  Graph& graph = *dq.graph();
-  Node* cast = graph.createNode("Cast", {value}, 1, &dq);
+  Graph& graph = *value->graph();
+  Node* cast = graph.createNode("Cast", {value}, 1, before);
   cast->setName(graph.model().uniqueNodeName(dq.name() + "_bypass_cast"));
   cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(dqScale->dataType())));
   cast->output(0)->setType(withElemType(value->type(), dqScale->dataType()));
@@ -264,7 +264,7 @@ BypassResult returnToFloat(Node& node, FloatFallback fallback) {
       if (std::optional<Tensor> scale = fold::qdqParameter(dq->input(1))) {
         readType = scale->dataType();
       }
-      node.setInput(i, inDequantizedType(*q, *dq, q->input(0)));
+      node.setInput(i, inDequantizedType(*q, *dq, q->input(0), dq));
       fold::eraseIfUnused(in);
       ++result.activationsBypassed;
     }

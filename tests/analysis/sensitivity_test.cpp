@@ -115,7 +115,6 @@ g (float[4] x) => (float[4] y) <float s = {0.5}, int8 z = {0}>
   EXPECT_EQ(reference->graph().numNodes(), 0u);
 }
 
-
 // The local measure: each layer against a float twin reading the same upstream values before
 // their Q/DQ, all layers in one run per sample. The saturating layer is the one with the lowest
 // local SQNR; the others cost little (above 20 dB).

@@ -135,7 +135,8 @@ TEST(BiasCorrect, Conv1x1AnalyticRemovesTheWeightsError) {
   runPipeline(*quantized, "insert-qdq{calibrator=max min-channels=0}", x, dir);
   expectChannels(runModel(*quantized, x), 9, rounded, 1e-6);
 
-  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
+  PassResult result =
+      runPipeline(*model, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   EXPECT_EQ(result.statistics["biases-corrected"], 1);
   expectChannels(runModel(*model, x), 9, exact, 1e-6);
 }
@@ -155,7 +156,8 @@ TEST(BiasCorrect, EmpiricalAlsoRemovesTheActivationsError) {
   auto analytic = parseModelText(kConv, "conv.onnxtxt");
   runPipeline(*analytic, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   auto empirical = parseModelText(kConv, "conv.onnxtxt");
-  runPipeline(*empirical, "insert-qdq{calibrator=max min-channels=0},bias-correct{mode=empirical}", x, dir);
+  runPipeline(*empirical, "insert-qdq{calibrator=max min-channels=0},bias-correct{mode=empirical}",
+              x, dir);
   expectChannels(runModel(*empirical, x), 9, exact, 1e-6);
   // Analytic is off by the activation's error, w[c][1] * (q(0.7) - 0.7) * 8 / 9.
   const double q07 = std::nearbyint(0.7 / (2.0f / 127.0f)) * (2.0f / 127.0f);
@@ -194,8 +196,8 @@ g (float[1, 2, 3, 3] x) => (float[1, 2, 3, 3] y) <float[2, 2, 1, 1] w = {1.0, 0.
 }
 )",
                              "nobias.onnxtxt");
-  PassResult result =
-      runPipeline(*conv, "insert-qdq{calibrator=max min-channels=0},bias-correct", convInput(), dir);
+  PassResult result = runPipeline(*conv, "insert-qdq{calibrator=max min-channels=0},bias-correct",
+                                  convInput(), dir);
   EXPECT_EQ(result.statistics["biases-added"], 1);
   std::vector<double> noBias = layerOutput(false, 2, -2);
   for (size_t c = 0; c < 2; ++c) noBias[c] -= kBias[c];
@@ -217,7 +219,8 @@ g (float[1, 2] x) => (float[1, 2] y)
 }
 )";
   auto model = parseModelText(withAdd, "matmul.onnxtxt");
-  PassResult result = runPipeline(*model, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
+  PassResult result =
+      runPipeline(*model, "insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
   EXPECT_EQ(result.statistics["biases-corrected"], 1);
   expectChannels(runModel(*model, x), 1, layerOutput(false, 2, -2), 1e-6);
 
@@ -246,7 +249,8 @@ TEST(BiasCorrect, Int32BiasIsRequantized) {
   auto model = parseModelText(kConv, "conv.onnxtxt");
   const interp::Array x = convInput();
   PassResult result = runPipeline(
-      *model, "insert-qdq{calibrator=max target=ort min-channels=0},bias-correct{mode=empirical}", x, dir);
+      *model, "insert-qdq{calibrator=max target=ort min-channels=0},bias-correct{mode=empirical}",
+      x, dir);
   EXPECT_EQ(result.statistics["biases-corrected"], 1);
   bool int32Bias = false;
   for (const Node* node : model->graph().nodes()) {

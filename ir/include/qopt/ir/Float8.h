@@ -57,7 +57,8 @@ inline double float8ToDouble(uint8_t code, const Float8Format& f) {
   const int exponentField = (code & 0x7F) >> f.mantissaBits;
   const int mantissa = code & ((1 << f.mantissaBits) - 1);
   const int exponentMax = (1 << (7 - f.mantissaBits)) - 1;
-  if (f.fnuz && code == 0x80) return -std::nan("");  // its sign bit is set, as ONNX Runtime reads it
+  if (f.fnuz && code == 0x80)
+    return -std::nan("");  // its sign bit is set, as ONNX Runtime reads it
   if (f.hasInfinity && exponentField == exponentMax) {
     if (mantissa != 0) return negative ? -std::nan("") : std::nan("");
     return negative ? -HUGE_VAL : HUGE_VAL;
@@ -66,10 +67,9 @@ inline double float8ToDouble(uint8_t code, const Float8Format& f) {
     return negative ? -std::nan("") : std::nan("");
   }
   const double magnitude =
-      exponentField == 0
-          ? std::ldexp(static_cast<double>(mantissa), 1 - f.bias - f.mantissaBits)
-          : std::ldexp(static_cast<double>(mantissa | (1 << f.mantissaBits)),
-                       exponentField - f.bias - f.mantissaBits);
+      exponentField == 0 ? std::ldexp(static_cast<double>(mantissa), 1 - f.bias - f.mantissaBits)
+                         : std::ldexp(static_cast<double>(mantissa | (1 << f.mantissaBits)),
+                                      exponentField - f.bias - f.mantissaBits);
   return negative ? -magnitude : magnitude;
 }
 

@@ -29,9 +29,9 @@ struct QuantizedLayer {
 std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph);
 
 /// `value` (the input of QuantizeLinear `q`) in the element type DequantizeLinear `dq` returns:
-/// itself when their scales have one type, else through a Cast inserted before `dq` (to-fp16
+/// itself when their scales have one type, else through a Cast inserted before `before` (to-fp16
 /// gives float16 scales to a DequantizeLinear fed by a float32 QuantizeLinear).
-Value* inDequantizedType(const Node& q, Node& dq, Value* value);
+Value* inDequantizedType(const Node& q, const Node& dq, Value* value, Node* before);
 
 /// The node at `position` in `graph`'s node order (nullptr past the end).
 Node* nodeAtPosition(const Graph& graph, size_t position);
