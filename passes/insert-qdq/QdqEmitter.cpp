@@ -32,23 +32,6 @@ Tensor scaleTensor(DataType floatType, std::vector<int64_t> dims,
 
 }  // namespace
 
-DataType floatTypeOf(const Value* value) {
-  const ValueType& type = value->type();
-  if (type.isTensor() &&
-      (type.elemType == DataType::Float16 || type.elemType == DataType::BFloat16)) {
-    return type.elemType;
-  }
-  return DataType::Float;
-}
-
-Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor tensor) {
-  tensor.setName(graph.model().uniqueValueName(baseName));
-  auto shared = std::make_shared<Tensor>(std::move(tensor));
-  Value* value = graph.addInitializer(shared);
-  value->setType(ValueType::tensor(shared->dataType(), shared->dims()));
-  return value;
-}
-
 Value* insertActivationPair(Graph& graph, Value* x, const ActivationParams& params, Node* before) {
   const std::string& base = x->name();
   const DataType integerType = params.type;

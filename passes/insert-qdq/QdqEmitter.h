@@ -8,6 +8,7 @@
 
 #include "QuantParams.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/quant/GraphValues.h"
 
 namespace qopt::qdq {
 
@@ -27,12 +28,12 @@ Value* insertConstantDequantize(Graph& graph, const std::string& baseName, Tenso
 
 /// Float16 or BFloat16 for tensors of those types, else Float: the type of the scales that
 /// quantize `value`, and of its DequantizeLinear output.
-DataType floatTypeOf(const Value* value);
+using quant::floatTypeOf;
 
 /// QuantizeLinear/DequantizeLinear take float16 and bfloat16 scales from this opset on.
 inline constexpr int64_t kHalfScaleOpset = 19;
 
 /// Adds an initializer named after `baseName` (a fresh name when taken).
-Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor tensor);
+using quant::addNamedInitializer;
 
 }  // namespace qopt::qdq

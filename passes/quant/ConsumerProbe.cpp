@@ -18,6 +18,7 @@
 #include "qopt/analysis/ParallelSamples.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
+#include "qopt/quant/GraphValues.h"
 
 namespace qopt::quant {
 
@@ -41,23 +42,6 @@ struct Probe {
   std::vector<std::vector<std::vector<size_t>>> twinOf;
 };
 
-DataType floatTypeOf(const Value* value) {
-  const ValueType& type = value->type();
-  if (type.isTensor() &&
-      (type.elemType == DataType::Float16 || type.elemType == DataType::BFloat16)) {
-    return type.elemType;
-  }
-  return DataType::Float;
-}
-
-Value* addConstant(Graph& graph, const std::string& base, Tensor tensor) {
-  tensor.setName(graph.model().uniqueValueName(base));
-  auto shared = std::make_shared<Tensor>(std::move(tensor));
-  Value* value = graph.addInitializer(shared);
-  value->setType(ValueType::tensor(shared->dataType(), shared->dims()));
-  return value;
-}
-
 Node* addNode(Graph& graph, const std::string& op, const std::string& domain, Node* before,
               const std::string& base) {
   Node* node = graph.createEmptyNode(op, domain, before);
@@ -70,10 +54,11 @@ Value* fakeQuantize(Graph& graph, Value* x, const FakeQuantization& q, Node* bef
   const DataType floatType = floatTypeOf(x);
   const DataType integerType = q.isUnsigned ? DataType::UInt8 : DataType::Int8;
   const std::string base = x->name() + "_auto";
-  Value* scale = addConstant(graph, base + "_scale",
-                             Tensor::fromDoubles(floatType, {}, std::vector<double>{q.scale}));
-  Value* zero = addConstant(graph, base + "_zero_point",
-                            Tensor::fromInt64s(integerType, {}, std::vector<int64_t>{q.zeroPoint}));
+  Value* scale = addNamedInitializer(
+      graph, base + "_scale", Tensor::fromDoubles(floatType, {}, std::vector<double>{q.scale}));
+  Value* zero =
+      addNamedInitializer(graph, base + "_zero_point",
+                          Tensor::fromInt64s(integerType, {}, std::vector<int64_t>{q.zeroPoint}));
   Node* quantize = addNode(graph, "QuantizeLinear", kQdqDomain, before, base + "_QuantizeLinear");
   for (Value* in : {x, scale, zero}) quantize->addInput(in);
   Value* quantized = quantize->addOutput(graph.model().uniqueValueName(base + "_quantized"));
@@ -200,7 +185,8 @@ Probe buildProbe(const Model& model, std::span<const ProbeTensor> tensors,
             in = fake;
           } else if (auto w = weights.find({original, i}); w != weights.end()) {
             Value*& constant = weightValues[{original, i}];
-            if (constant == nullptr) constant = addConstant(graph, in->name() + "_auto", w->second);
+            if (constant == nullptr)
+              constant = addNamedInitializer(graph, in->name() + "_auto", w->second);
             in = constant;
           }
           twin->addInput(in);
