@@ -95,6 +95,14 @@ class ModelVerifier {
     });
   }
 
+  // Whether `outer` is `inner` or one of the graphs enclosing it.
+  static bool encloses(const Graph* outer, const Graph* inner) {
+    for (const Graph* g = inner; g; g = g->parentGraph()) {
+      if (g == outer) return true;
+    }
+    return false;
+  }
+
   // A value enters scope where it is defined; each definition happens once per model.
   void define(const Value* v, const Graph& g, std::vector<const Value*>& added) {
     if (!definedValues_.insert(v).second) {
@@ -107,16 +115,26 @@ class ModelVerifier {
             fmt::format("is defined in {} but belongs to another graph", describeGraph(g)));
     }
     if (v->isAbsent()) return;
-    auto [it, inserted] = names_.emplace(v->name(), v);
-    if (!inserted) {
-      const Graph* other = it->second->graph();
-      issue(describeValue(v),
-            other == &g ? fmt::format("the name is used by two values of {}", describeGraph(g))
-                        : fmt::format("the name is already defined in {} (names must be unique "
-                                      "model-wide; no shadowing)",
-                                      liveGraphs_.contains(other) ? describeGraph(*other)
-                                                                  : std::string("another graph")));
+    // ONNX's scoping: a name is defined once in a graph and the graphs it encloses (no
+    // shadowing); sibling subgraphs (an If's two branches) may each define it.
+    std::vector<const Value*>& holders = names_[v->name()];
+    for (const Value* other : holders) {
+      const Graph* home = other->graph();
+      if (home == &g) {
+        issue(describeValue(v),
+              fmt::format("the name is used by two values of {}", describeGraph(g)));
+        break;
+      }
+      if (encloses(home, &g) || encloses(&g, home)) {
+        issue(describeValue(v),
+              fmt::format(
+                  "the name is already defined in {}, which {} (no shadowing)",
+                  liveGraphs_.contains(home) ? describeGraph(*home) : std::string("another graph"),
+                  encloses(home, &g) ? "encloses this one" : "this one encloses"));
+        break;
+      }
     }
+    holders.push_back(v);
     scope_.insert(v);
     added.push_back(v);
   }
@@ -310,7 +328,7 @@ class ModelVerifier {
   std::unordered_set<const Node*> liveNodes_;
   std::unordered_set<const Value*> definedValues_;
   std::vector<const Value*> allValues_;
-  std::unordered_map<std::string, const Value*> names_;
+  std::unordered_map<std::string, std::vector<const Value*>> names_;
   std::unordered_set<const Value*> scope_;
   std::unordered_map<const Value*, size_t> inputSlots_;
   std::unordered_map<const Value*, size_t> outputListings_;

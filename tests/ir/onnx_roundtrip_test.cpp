@@ -12,6 +12,7 @@
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/ir/OnnxIO.h"
+#include "qopt/ir/Verifier.h"
 
 namespace qopt {
 namespace {
@@ -34,6 +35,8 @@ std::unique_ptr<Model> importBytes(const std::string& bytes, const LoadOptions& 
 std::unique_ptr<Model> expectRoundTrip(const onnx::ModelProto& proto) {
   std::string bytes = proto.SerializeAsString();
   auto model = importBytes(bytes);
+  std::vector<VerifyIssue> issues = verifyModel(*model);
+  EXPECT_TRUE(issues.empty()) << issues[0].subject << ": " << issues[0].message;
   std::string exported = serializeModel(*model);
   EXPECT_TRUE(sameModel(proto, parseModel(exported)));
   EXPECT_EQ(exported, serializeModel(*model)) << "two exports differ";

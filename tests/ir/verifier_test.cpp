@@ -129,6 +129,27 @@ TEST(Verifier, SubgraphShadowingAnOuterName) {
   expectOneIssue(c.m, "value 'x'", "no shadowing");
 }
 
+TEST(Verifier, SiblingSubgraphsMayReuseAName) {
+  Chain c;
+  Graph& g = c.m.graph();
+  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+  Node* first = addIf(g, cond, c.relu->output(0), "a");
+  Node* second = addIf(g, cond, first->output(0), "b");
+  Node* reuse = second->subgraphs()[0]->createEmptyNode("Abs");
+  reuse->addInput(c.x);
+  reuse->addOutput("inner_out_a");  // as the first If's branch value
+  g.addOutput(second->output(0));
+  std::vector<VerifyIssue> none = verifyModel(c.m);
+  EXPECT_TRUE(none.empty()) << none[0].subject << ": " << none[0].message;
+  // The same name in the main graph would be shadowed by both.
+  Node* outer = g.createEmptyNode("Abs");
+  outer->addInput(c.x);
+  outer->addOutput("inner_out_a");
+  std::vector<VerifyIssue> issues = verifyModel(c.m);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_NE(issues[0].message.find("no shadowing"), std::string::npos) << issues[0].message;
+}
+
 TEST(Verifier, OuterValueDefinedAfterTheNodeOwningTheSubgraph) {
   Chain c;
   Graph& g = c.m.graph();

@@ -5,7 +5,8 @@
 // topological order (import sorts graphs that are not). Subgraphs (If/Loop/Scan bodies) are
 // graph-valued attributes; their nodes may use values of enclosing graphs directly.
 //
-// Names are model-wide unique (ONNX forbids shadowing; sibling subgraphs may repeat one); the
+// Names are unique in a graph and the graphs it encloses (ONNX forbids shadowing; sibling
+// subgraphs may repeat one), and names the IR makes are unique model-wide; the
 // model's ValueIndex finds values by name and generates fresh names in amortised O(1). Changes that
 // matter to bookkeeping (replace-all-uses, rename, erase) are announced to ModelObservers so that
 // the pass manager can keep its name map without passes having to remember to.
