@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "../fold-constants/ConstantValue.h"
@@ -65,24 +67,71 @@ bool isSmall(int64_t dim, int64_t minimum) {
   return dim != kUnknown && dim < minimum;
 }
 
+// Whether `value` is a main-graph input, also behind the Q/DQ or Cast that quantization or FP16
+// conversion put after it.
+bool isModelInput(const Value* value, int depth = 0) {
+  if (value == nullptr || depth > kMaxWalk) return false;
+  if (value->isGraphInput() && !value->isInitializer())
+    return value->graph()->parentNode() == nullptr;
+  const Node* producer = value->producer();
+  if (producer == nullptr) return false;
+  if (producer->is("DequantizeLinear") || producer->is("QuantizeLinear") || producer->is("Cast") ||
+      producer->is("Identity")) {
+    return isModelInput(producer->input(0), depth + 1);
+  }
+  return false;
+}
+
+// INT8 convolution kernels that TensorRT has below the channel line (Model Optimizer's
+// exceptions): a dense Conv with a square kernel and 8-aligned channels on one side, when the
+// other side reaches the line or the Conv reads the model's input (the RGB stem); a grouped
+// Conv with 8-aligned output channels and kernels of at least 3 on every side.
+bool int8KernelBelowLine(const Node& conv, const std::vector<int64_t>& weight,
+                         int64_t minChannels) {
+  const int64_t out = weight[0];
+  const int64_t in = weight[1];
+  std::vector<int64_t> kernel(weight.begin() + 2, weight.end());
+  if (std::find(kernel.begin(), kernel.end(), kUnknown) != kernel.end()) return false;
+  constexpr int64_t kAlign = 8;
+  if (conv.attrInt("group", 1) > 1) {
+    return out % kAlign == 0 &&
+           std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k >= 3; });
+  }
+  const bool aligned =
+      (out != kUnknown && out % kAlign == 0) || (in != kUnknown && in % kAlign == 0);
+  const bool square =
+      std::adjacent_find(kernel.begin(), kernel.end(), std::not_equal_to<>()) == kernel.end();
+  const bool oneSideWide = out >= minChannels || in >= minChannels;
+  return aligned && square && (oneSideWide || isModelInput(conv.input(0)));
+}
+
 std::optional<std::string> convReason(const Node& conv, const SmallLayerRule& rule) {
   std::optional<std::vector<int64_t>> weight = knownDims(conv.input(1));
   if (!weight || weight->size() < 3) return std::nullopt;
-  // The Conv's own channel counts, not the per-group ones: a depthwise Conv over 32 channels has
-  // 32 input channels although each filter sees one.
+  // The channels a filter sees: a depthwise Conv's filters each see one (the grouped-kernel
+  // exception below then decides).
   const int64_t out = (*weight)[0];
-  const int64_t perGroup = (*weight)[1];
-  const int64_t in = perGroup == kUnknown ? kUnknown : perGroup * conv.attrInt("group", 1);
+  const int64_t in = (*weight)[1];
+  const bool grouped = conv.attrInt("group", 1) > 1;
+  const char* inSide = grouped ? "input channels per group" : "input channels";
   if (rule.minChannels > 0) {
     const bool smallIn = isSmall(in, rule.minChannels);
     const bool smallOut = isSmall(out, rule.minChannels);
-    if (smallIn && smallOut) {
-      return fmt::format("Conv with {} input and {} output channels (fewer than {})", in, out,
-                         rule.minChannels);
-    }
-    if (smallIn || smallOut) {
-      return fmt::format("Conv with {} {} channels (fewer than {})", smallIn ? in : out,
-                         smallIn ? "input" : "output", rule.minChannels);
+    if ((smallIn || smallOut) &&
+        (rule.fp8 || !int8KernelBelowLine(conv, *weight, rule.minChannels))) {
+      std::string sides =
+          smallIn && smallOut
+              ? fmt::format("{} {} and {} output channels", in, inSide, out)
+              : fmt::format("{} {}", smallIn ? in : out, smallIn ? inSide : "output channels");
+      std::string why = fmt::format("{} with {} (fewer than {})", grouped ? "grouped Conv" : "Conv",
+                                    sides, rule.minChannels);
+      if (!rule.fp8) {
+        why += grouped ? "; no INT8 grouped kernel for it (8-aligned output channels and 3x3 or "
+                         "larger kernels)"
+                       : "; no INT8 kernel for it (square kernel, 8-aligned channels, and one side "
+                         "at the line or the model's input)";
+      }
+      return why;
     }
   }
   if (rule.fp8) {
@@ -96,6 +145,12 @@ std::optional<std::string> convReason(const Node& conv, const SmallLayerRule& ru
     if (filter > kFp8MaxFilterElements) {
       return fmt::format("FP8 Conv with a {} filter ({} elements; FP8 kernels take at most {})",
                          fmt::join(sides, "x"), filter, kFp8MaxFilterElements);
+    }
+    // FP8 kernels are slower than FP16 ones at the line itself, too.
+    if (rule.minChannels > 0 && (in == rule.minChannels || out == rule.minChannels)) {
+      return fmt::format("FP8 Conv with {} {} (FP8 needs more than {})",
+                         in == rule.minChannels ? in : out,
+                         in == rule.minChannels ? inSide : "output channels", rule.minChannels);
     }
   }
   return std::nullopt;

@@ -1,12 +1,15 @@
 // Layers where TensorRT gains nothing from INT8 (or FP8), so that their Q/DQ only cost time: the
-// rules of NVIDIA's Model Optimizer (../shared/TENSORRT.md). INT8 and FP8 tensor-core kernels
-// need at least 16 channels on both sides of a convolution and K and N of at least 16 in a
-// matrix product; below that TensorRT picks a float kernel anyway or a slower integer one, and
-// the quantize/dequantize around the layer is pure cost. FP8 convolution kernels also take
-// filters of at most 32 elements (kh * kw). insert-qdq keeps such layers in float; check-trt
-// reports them when they are quantized. Both read the same dims: a constant weight's, else the
-// shapes the model declares; a dim not known that way does not count (a dynamic sequence length
-// may be long at run time).
+// rules of NVIDIA's Model Optimizer (../shared/TENSORRT.md). Tensor-core kernels want 16 channels
+// on both sides of a convolution and K and N of at least 16 in a matrix product; below that
+// TensorRT picks a float kernel anyway or a slower integer one, and the quantize/dequantize
+// around the layer is pure cost. INT8 has kernels below the line for some convolutions, which
+// stay quantized: a dense Conv with a square kernel and 8-aligned channels on one side whose
+// other side reaches the line or that reads the model's input (the RGB stem), and a grouped
+// (depthwise) Conv with 8-aligned output channels and 3x3 or larger kernels. FP8 has none, also
+// leaves Convs at exactly 16 channels float, and takes filters of at most 32 elements (kh * kw).
+// insert-qdq keeps such layers in float; check-trt reports them when they are quantized. Both
+// read the same dims: a constant weight's, else the shapes the model declares; a dim not known
+// that way does not count (a dynamic sequence length may be long at run time).
 #pragma once
 
 #include <cstdint>

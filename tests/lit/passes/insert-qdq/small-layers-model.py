@@ -2,9 +2,13 @@
 """Layers on both sides of TensorRT's 16-channel line (insert-qdq's min-channels), opset 17.
 
 x[1,3,8,8] -> stem Conv 3->16 3x3 -> Relu -> wide Conv 16->16 1x1 -> depthwise Conv 16 groups 3x3
--> narrow Conv 16->8 1x1 (output); wide -> big Conv 16->16 7x7 (output, 49-element filters);
-depthwise -> GlobalAveragePool -> Flatten -> head Gemm 16->4 (output) and fc Gemm 16->16 ->
-proj MatMul 16->8 (output). Weights are fixed pseudo-random numbers.
+-> narrow Conv 16->8 1x1 -> tiny Conv 8->4 1x1 (output); x -> odd Conv 3->12 3x3 (output); wide ->
+dw1 depthwise Conv 16 groups 1x1 (output); wide -> big Conv 16->16 7x7 (output, 49-element
+filters); depthwise -> GlobalAveragePool -> Flatten -> head Gemm 16->4 (output) and fc Gemm
+16->16 -> proj MatMul 16->8 (output). Below 16 channels TensorRT has INT8 kernels for stem (the
+model's input, 16 outputs), narrow (8-aligned, 16 inputs) and depthwise (3x3), none for tiny
+(both sides small), odd (neither side 8-aligned) and dw1 (a 1x1 grouped kernel). Weights are fixed
+pseudo-random numbers.
 """
 import sys
 
@@ -20,7 +24,8 @@ def weight(name, *shape):
 
 inits = [weight("w_stem", 16, 3, 3, 3), weight("w_wide", 16, 16, 1, 1), weight("w_dw", 16, 1, 3, 3),
          weight("w_narrow", 8, 16, 1, 1), weight("w_big", 16, 16, 7, 7), weight("w_head", 4, 16),
-         weight("w_fc", 16, 16), weight("w_proj", 16, 8)]
+         weight("w_fc", 16, 16), weight("w_proj", 16, 8), weight("w_tiny", 4, 8, 1, 1),
+         weight("w_odd", 12, 3, 3, 3), weight("w_dw1", 16, 1, 1, 1)]
 nodes = [
     helper.make_node("Conv", ["x", "w_stem"], ["stem"], name="stem", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     helper.make_node("Relu", ["stem"], ["r"], name="relu"),
@@ -33,8 +38,13 @@ nodes = [
     helper.make_node("Gemm", ["flat", "w_head"], ["head"], name="head", transB=1),
     helper.make_node("Gemm", ["flat", "w_fc"], ["fc"], name="fc", transB=1),
     helper.make_node("MatMul", ["fc", "w_proj"], ["proj"], name="proj"),
+    helper.make_node("Conv", ["narrow", "w_tiny"], ["tiny"], name="tiny", kernel_shape=[1, 1]),
+    helper.make_node("Conv", ["x", "w_odd"], ["odd"], name="odd", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    helper.make_node("Conv", ["wide", "w_dw1"], ["dw1"], name="dw1", kernel_shape=[1, 1], group=16),
 ]
-outputs = [helper.make_tensor_value_info("narrow", TensorProto.FLOAT, [1, 8, 8, 8]),
+outputs = [helper.make_tensor_value_info("tiny", TensorProto.FLOAT, [1, 4, 8, 8]),
+           helper.make_tensor_value_info("odd", TensorProto.FLOAT, [1, 12, 8, 8]),
+           helper.make_tensor_value_info("dw1", TensorProto.FLOAT, [1, 16, 8, 8]),
            helper.make_tensor_value_info("big", TensorProto.FLOAT, [1, 16, 8, 8]),
            helper.make_tensor_value_info("head", TensorProto.FLOAT, [1, 4]),
            helper.make_tensor_value_info("proj", TensorProto.FLOAT, [1, 8])]
