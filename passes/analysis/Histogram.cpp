@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
+#include "CompareKernels.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::analysis {
@@ -15,17 +17,10 @@ PairedHistogram::PairedHistogram(int bins) {
   actual_.assign(static_cast<size_t>(n), 0.0);
 }
 
-void PairedHistogram::add(std::span<const double> reference, std::span<const double> actual) {
-  addValues(reference, actual);
-}
+namespace {
 
-void PairedHistogram::add(std::span<const float> reference, std::span<const float> actual) {
-  addValues(reference, actual);
-}
-
-// float values are counted as the doubles they convert to exactly: the same bins either way.
 template <class T>
-void PairedHistogram::addValues(std::span<const T> reference, std::span<const T> actual) {
+std::pair<double, double> finiteRange(std::span<const T> reference, std::span<const T> actual) {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
   for (std::span<const T> values : {reference, actual}) {
@@ -35,6 +30,35 @@ void PairedHistogram::addValues(std::span<const T> reference, std::span<const T>
       hi = std::max(hi, v);
     }
   }
+  return {lo, hi};
+}
+
+}  // namespace
+
+void PairedHistogram::add(std::span<const double> reference, std::span<const double> actual) {
+  auto [lo, hi] = finiteRange(reference, actual);
+  addValues(reference, actual, lo, hi);
+}
+
+void PairedHistogram::add(std::span<const float> reference, std::span<const float> actual) {
+  auto [lo, hi] = finiteRange(reference, actual);
+  addValues(reference, actual, lo, hi);
+}
+
+void PairedHistogram::addInRange(std::span<const double> reference, std::span<const double> actual,
+                                 double low, double high) {
+  addValues(reference, actual, low, high);
+}
+
+void PairedHistogram::addInRange(std::span<const float> reference, std::span<const float> actual,
+                                 double low, double high) {
+  addValues(reference, actual, low, high);
+}
+
+// float values are counted as the doubles they convert to exactly: the same bins either way.
+template <class T>
+void PairedHistogram::addValues(std::span<const T> reference, std::span<const T> actual, double lo,
+                                double hi) {
   if (lo > hi) return;  // nothing finite
   if (width_ == 0) {
     // The first values decide the resolution: their range spans the bins exactly. A constant
@@ -70,19 +94,12 @@ void PairedHistogram::grow(bool downward) {
 
 template <class T>
 void PairedHistogram::count(std::vector<double>& counts, std::span<const T> values) {
-  const double last = static_cast<double>(counts.size() - 1);
   // Integer counts while scanning (no floating-point add chained on one bin), added to the
   // bins once: the same totals, exactly.
   std::vector<uint64_t> local(counts.size(), 0);
-  uint64_t counted = 0;
-  for (const double v : values) {
-    if (!std::isfinite(v)) continue;
-    const double index = std::floor((v - low_) / width_);
-    ++local[static_cast<size_t>(std::clamp(index, 0.0, last))];
-    ++counted;
-  }
+  total_ += detail::countBinsChunked(values.data(), values.size(), low_, width_, counts.size(),
+                                     local.data());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] += static_cast<double>(local[i]);
-  total_ += counted;
 }
 
 PairedHistogram PairedHistogram::downsampled(int bins) const {

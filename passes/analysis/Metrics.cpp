@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "CompareKernels.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::analysis {
@@ -67,25 +68,17 @@ void ErrorAccumulator::addValues(std::span<const T> reference, std::span<const T
                 fmt::format("comparing {} reference values with {} actual values", reference.size(),
                             actual.size()));
   }
-  for (size_t i = 0; i < reference.size(); ++i) {
-    const double r = reference[i];
-    const double a = actual[i];
-    if (!std::isfinite(r) || !std::isfinite(a)) {
-      // Both non-finite in the same way is agreement (a reference that overflows the same way).
-      bool same = (std::isnan(r) && std::isnan(a)) || r == a;
-      if (!same) ++nonFinite_;
-      continue;
-    }
-    const double e = r - a;
-    maxAbs_ = std::max(maxAbs_, std::abs(e));
-    sumAbs_ += std::abs(e);
-    sumSquaredError_ += e * e;
-    sumReferenceSquared_ += r * r;
-    sumActualSquared_ += a * a;
-    sumProduct_ += r * a;
-    ++count_;
-  }
-  histogram_.add(reference, actual);
+  const detail::PairSums sums =
+      detail::sumPairsChunked(reference.data(), actual.data(), reference.size());
+  count_ += sums.count;
+  nonFinite_ += sums.nonFinite;
+  maxAbs_ = std::max(maxAbs_, sums.maxAbs);
+  sumAbs_ += sums.sumAbs;
+  sumSquaredError_ += sums.sumSquaredError;
+  sumReferenceSquared_ += sums.sumReferenceSquared;
+  sumActualSquared_ += sums.sumActualSquared;
+  sumProduct_ += sums.sumProduct;
+  histogram_.addInRange(reference, actual, sums.low, sums.high);
 }
 
 void ErrorAccumulator::add(const interp::Array& reference, const interp::Array& actual,

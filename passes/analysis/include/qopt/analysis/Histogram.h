@@ -18,6 +18,11 @@ class PairedHistogram {
   /// Counts finite values; NaN and infinities are skipped (ErrorAccumulator counts them).
   void add(std::span<const double> reference, std::span<const double> actual);
   void add(std::span<const float> reference, std::span<const float> actual);
+  /// The same, with the range of the finite values already known (low > high: none).
+  void addInRange(std::span<const double> reference, std::span<const double> actual, double low,
+                  double high);
+  void addInRange(std::span<const float> reference, std::span<const float> actual, double low,
+                  double high);
 
   bool empty() const { return total_ == 0; }
   int bins() const { return static_cast<int>(reference_.size()); }
@@ -34,7 +39,7 @@ class PairedHistogram {
   void include(double value);
   void grow(bool downward);
   template <class T>
-  void addValues(std::span<const T> reference, std::span<const T> actual);
+  void addValues(std::span<const T> reference, std::span<const T> actual, double low, double high);
   template <class T>
   void count(std::vector<double>& counts, std::span<const T> values);
 

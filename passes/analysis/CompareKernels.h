@@ -1,0 +1,56 @@
+// The loops every layer comparison runs over whole tensors (verify{layers=all}, sensitivity):
+// the error sums of a reference/actual pair with the range of their finite values in one pass,
+// and the histogram bin of every value. Built for the x86-64 baseline, AVX2 and AVX-512 (the
+// loader picks one), and exact whatever the build: the sums are kept in four fixed lanes (value
+// i goes to lane i % 4, the lanes are added in one order at the end), the bins are computed in
+// double as PairedHistogram defines them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace qopt::analysis::detail {
+
+struct PairSums {
+  uint64_t count = 0;      // pairs where both values are finite
+  uint64_t nonFinite = 0;  // pairs where they are not, and not the same non-finite value
+  double maxAbs = 0;
+  double sumAbs = 0;
+  double sumSquaredError = 0;
+  double sumReferenceSquared = 0;
+  double sumActualSquared = 0;
+  double sumProduct = 0;
+  double low = 0;  // the range of every finite value of either side; low > high: none
+  double high = 0;
+};
+
+PairSums sumPairs(const float* reference, const float* actual, size_t n);
+PairSums sumPairs(const double* reference, const double* actual, size_t n);
+
+/// Adds each finite value's bin, floor((v - low) / width) clamped to [0, bins - 1], to
+/// `counts` (bins entries); returns how many values were counted.
+uint64_t countBins(const float* values, size_t n, double low, double width, size_t bins,
+                   uint64_t* counts);
+uint64_t countBins(const double* values, size_t n, double low, double width, size_t bins,
+                   uint64_t* counts);
+
+/// Values per chunk when a long comparison is split across threads: a fixed size, so that the
+/// chunks, and the order their sums are added in, never depend on the machine.
+inline constexpr size_t kCompareChunk = size_t{1} << 16;
+
+/// Calls fn(c) for every chunk c in [0, chunks), on up to the machine's cores when there are
+/// several chunks; returns when all are done. fn must not throw.
+void forEachChunk(size_t chunks, const std::function<void(size_t)>& fn);
+
+/// sumPairs over kCompareChunk-long chunks, their sums added in chunk order.
+PairSums sumPairsChunked(const float* reference, const float* actual, size_t n);
+PairSums sumPairsChunked(const double* reference, const double* actual, size_t n);
+
+/// countBins over kCompareChunk-long chunks (integer counts: the same totals in any order).
+uint64_t countBinsChunked(const float* values, size_t n, double low, double width, size_t bins,
+                          uint64_t* counts);
+uint64_t countBinsChunked(const double* values, size_t n, double low, double width, size_t bins,
+                          uint64_t* counts);
+
+}  // namespace qopt::analysis::detail
