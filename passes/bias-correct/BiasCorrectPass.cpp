@@ -74,9 +74,21 @@ class BiasCorrectPass : public Pass {
           "real inputs differ",
           samples.size()));
     }
-    std::vector<std::vector<double>> shifts =
+    std::vector<biascorrect::ChannelShift> shifts =
         biascorrect::measureChannelShifts(model, layers, *mode_, samples);
-    for (size_t k = 0; k < layers.size(); ++k) apply(layers[k], shifts[k], result);
+    for (size_t k = 0; k < layers.size(); ++k) {
+      if (std::abs(shifts[k].worstGain - 1.0) > biascorrect::kMaxGainDeviation) {
+        result.statistics.add("layers-skipped");
+        result.missed(layers[k].node->describe(),
+                      fmt::format("bias not corrected: its float version in the input model "
+                                  "computes something else (a channel's output is {:.3g} times "
+                                  "the float one's; SQNR {:.1f} dB): a pass before insert-qdq "
+                                  "(equalize?) rescaled the layer",
+                                  shifts[k].worstGain, shifts[k].sqnrDb));
+        continue;
+      }
+      apply(layers[k], shifts[k], result);
+    }
     result.changed = result.statistics["biases-corrected"] + result.statistics["biases-added"] > 0;
     Json& out = context.results()["bias-correct"];
     out = Json::object();
@@ -87,9 +99,10 @@ class BiasCorrectPass : public Pass {
   }
 
  private:
-  static void apply(const biascorrect::CorrectedLayer& layer, const std::vector<double>& shift,
-                    PassResult& result) {
+  static void apply(const biascorrect::CorrectedLayer& layer,
+                    const biascorrect::ChannelShift& measured, PassResult& result) {
     const std::string subject = layer.node->describe();
+    const std::vector<double>& shift = measured.mean;
     double largest = 0;
     bool finite = true;
     for (double s : shift) {
@@ -106,14 +119,16 @@ class BiasCorrectPass : public Pass {
       case biascorrect::BiasOutcome::Corrected:
         result.statistics.add("biases-corrected");
         result.applied(subject, fmt::format("bias corrected over {} channels (largest mean error "
-                                            "{:.4g} removed)",
-                                            shift.size(), largest));
+                                            "{:.4g} removed; SQNR {:.1f} dB against its float "
+                                            "version)",
+                                            shift.size(), largest, measured.sqnrDb));
         break;
       case biascorrect::BiasOutcome::Added:
         result.statistics.add("biases-added");
         result.applied(subject, fmt::format("bias added over {} channels (largest mean error "
-                                            "{:.4g} removed)",
-                                            shift.size(), largest));
+                                            "{:.4g} removed; SQNR {:.1f} dB against its float "
+                                            "version)",
+                                            shift.size(), largest, measured.sqnrDb));
         break;
       case biascorrect::BiasOutcome::Skipped:
         result.statistics.add("layers-skipped");

@@ -1,5 +1,7 @@
 #include "ChannelShift.h"
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -95,9 +97,18 @@ Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, Shi
 }
 
 /// Per layer and channel: the sum of (measured - float) and the count of values summed.
+// Channels whose float output carries less than this share of the strongest channel's energy do
+// not count towards the gain check (a weak channel, its output nearly cancelled, moves with
+// quantization noise).
+constexpr double kSignalShare = 0.05;
+
 struct ShiftSums {
   std::vector<std::vector<double>> sum;
   std::vector<uint64_t> perChannel;
+  std::vector<double> referenceSquared;             // per layer: the float layer's output energy
+  std::vector<double> errorSquared;                 // and that of the difference
+  std::vector<std::vector<double>> product;         // per channel: sum of measured * reference
+  std::vector<std::vector<double>> channelSquared;  // per channel: sum of reference^2
 };
 
 class ShiftObserver : public interp::CaptureObserver {
@@ -112,6 +123,12 @@ class ShiftObserver : public interp::CaptureObserver {
       sums.sum.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
     }
     sums.perChannel.assign(probe.pairs.size(), 0);
+    sums.referenceSquared.assign(probe.pairs.size(), 0.0);
+    for (size_t k = 0; k < probe.pairs.size(); ++k) {
+      sums.product.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
+      sums.channelSquared.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
+    }
+    sums.errorSquared.assign(probe.pairs.size(), 0.0);
   }
 
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
@@ -155,16 +172,28 @@ class ShiftObserver : public interp::CaptureObserver {
     const std::vector<float>& b = reference.values;
     std::vector<double>& sum = sums.sum[k];
     const int64_t channels = layer.channels;
+    double referenceSquared = 0, errorSquared = 0;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t c = 0; c < channels; ++c) {
         const size_t base = static_cast<size_t>((o * channels + c) * inner);
-        double s = 0;
+        double s = 0, ab = 0, bb = 0;
         for (int64_t i = 0; i < inner; ++i) {
-          s += double{a[base + static_cast<size_t>(i)]} - double{b[base + static_cast<size_t>(i)]};
+          const double reference = b[base + static_cast<size_t>(i)];
+          const double value = a[base + static_cast<size_t>(i)];
+          const double e = value - reference;
+          s += e;
+          ab += value * reference;
+          bb += reference * reference;
+          errorSquared += e * e;
         }
+        referenceSquared += bb;
         sum[static_cast<size_t>(c)] += s;
+        sums.product[k][static_cast<size_t>(c)] += ab;
+        sums.channelSquared[k][static_cast<size_t>(c)] += bb;
       }
     }
+    sums.referenceSquared[k] += referenceSquared;
+    sums.errorSquared[k] += errorSquared;
     sums.perChannel[k] += static_cast<uint64_t>(outer * inner);
   }
 
@@ -177,10 +206,10 @@ class ShiftObserver : public interp::CaptureObserver {
 
 }  // namespace
 
-std::vector<std::vector<double>> measureChannelShifts(const Model& model,
-                                                      std::span<const CorrectedLayer> layers,
-                                                      ShiftMode mode,
-                                                      std::span<const analysis::Sample> samples) {
+std::vector<ChannelShift> measureChannelShifts(const Model& model,
+                                               std::span<const CorrectedLayer> layers,
+                                               ShiftMode mode,
+                                               std::span<const analysis::Sample> samples) {
   Probe probe = buildProbe(model, layers, mode);
   const Graph& graph = probe.model->graph();
   std::vector<ShiftSums> perSample(samples.size());
@@ -196,16 +225,39 @@ std::vector<std::vector<double>> measureChannelShifts(const Model& model,
         }
         perSample[i] = std::move(observer.sums);
       });
-  std::vector<std::vector<double>> shifts;
+  std::vector<ChannelShift> shifts;
   for (size_t k = 0; k < layers.size(); ++k) {
-    std::vector<double> sum(static_cast<size_t>(layers[k].channels), 0.0);
+    ChannelShift shift;
+    shift.mean.assign(static_cast<size_t>(layers[k].channels), 0.0);
     uint64_t count = 0;
+    double referenceSquared = 0, errorSquared = 0;
     for (const ShiftSums& sample : perSample) {  // in sample order: deterministic
-      for (size_t c = 0; c < sum.size(); ++c) sum[c] += sample.sum[k][c];
+      for (size_t c = 0; c < shift.mean.size(); ++c) shift.mean[c] += sample.sum[k][c];
       count += sample.perChannel[k];
+      referenceSquared += sample.referenceSquared[k];
+      errorSquared += sample.errorSquared[k];
     }
-    for (double& s : sum) s = count > 0 ? s / static_cast<double>(count) : 0.0;
-    shifts.push_back(std::move(sum));
+    for (double& s : shift.mean) s = count > 0 ? s / static_cast<double>(count) : 0.0;
+    // The gain of each channel (least squares of the layer's output on its float version's),
+    // over the channels that carry the signal.
+    std::vector<double> product(shift.mean.size(), 0.0), squared(shift.mean.size(), 0.0);
+    for (const ShiftSums& sample : perSample) {
+      for (size_t c = 0; c < product.size(); ++c) {
+        product[c] += sample.product[k][c];
+        squared[c] += sample.channelSquared[k][c];
+      }
+    }
+    double largestSquared = 0;
+    for (double v : squared) largestSquared = std::max(largestSquared, v);
+    shift.worstGain = 1.0;
+    for (size_t c = 0; c < product.size(); ++c) {
+      if (!(squared[c] > kSignalShare * largestSquared)) continue;
+      const double gain = product[c] / squared[c];
+      if (std::abs(gain - 1.0) > std::abs(shift.worstGain - 1.0)) shift.worstGain = gain;
+    }
+    shift.sqnrDb = errorSquared > 0 ? 10 * std::log10(referenceSquared / errorSquared)
+                                    : std::numeric_limits<double>::infinity();
+    shifts.push_back(std::move(shift));
   }
   return shifts;
 }

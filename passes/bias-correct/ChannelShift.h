@@ -23,11 +23,26 @@ namespace qopt::biascorrect {
 
 enum class ShiftMode { Analytic, Empirical };
 
+struct ChannelShift {
+  std::vector<double> mean;  // one per output channel
+  /// The layer's output against its float version's over all samples.
+  double sqnrDb = 0;
+  /// The channel gain (least squares of the layer's output on its float version's) furthest
+  /// from 1. Quantization noise leaves it near 1; a float version in the input model that
+  /// computes something else, a layer that a pass between it and insert-qdq rescaled per
+  /// channel (as equalize does), shows as a gain far from 1.
+  double worstGain = 1;
+};
+
+/// The largest |gain - 1| for which a layer's float version in the input model is taken as the
+/// float form of the quantized layer.
+inline constexpr double kMaxGainDeviation = 0.1;
+
 /// One mean per output channel for each layer, in the order given. Throws qopt::Error naming
 /// the sample when the probe fails to run.
-std::vector<std::vector<double>> measureChannelShifts(const Model& model,
-                                                      std::span<const CorrectedLayer> layers,
-                                                      ShiftMode mode,
-                                                      std::span<const analysis::Sample> samples);
+std::vector<ChannelShift> measureChannelShifts(const Model& model,
+                                               std::span<const CorrectedLayer> layers,
+                                               ShiftMode mode,
+                                               std::span<const analysis::Sample> samples);
 
 }  // namespace qopt::biascorrect
