@@ -584,7 +584,8 @@ def write_results(args, results, run):
         f.write("\n")
     md = ["# Quantization quality: qopt and ONNX Runtime", "",
           f"Written by bench/quality/run_quality.py in {out['wall_s']:.0f} s; qopt: `{out['qopt']}` "
-          f"({out.get('qopt_source') or 'source unknown'}); data {data_check}.", "", "## Summary (task metric % / output SQNR dB against FP32)", ""]
+          f"({out.get('qopt_source') or 'source unknown'}); data {data_check}."
+          + (f" Updated: {out['updated']}." if out.get("updated") else ""), "", "## Summary (task metric % / output SQNR dB against FP32)", ""]
     md += summary_table(results)
     md += ["", "## FP32 outputs here against the reference machine's", ""]
     for name, r in results.items():
@@ -619,6 +620,10 @@ def main():
     parser.add_argument("--pipelines", default=os.path.join(ROOT, "pipelines"))
     parser.add_argument("--no-ort-reference", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the quantized models in --work")
+    parser.add_argument("--methods", default="",
+                        help="run only these qopt methods (ids, comma-separated); with --update")
+    parser.add_argument("--update", metavar="RESULTS_JSON",
+                        help="replace the --methods rows of an earlier results.json with this run's")
     parser.add_argument("--remerge", metavar="RESULTS_JSON",
                         help="run nothing: merge an earlier results.json's qopt rows with ort_reference.json again")
     parser.add_argument("--no-snapshot", action="store_true",
@@ -650,6 +655,12 @@ def main():
             qopt, env = snapshot_qopt(args.qopt, os.path.join(args.work, "qopt-snapshot"))
         caps = qopt_capabilities(qopt, env)
         methods = qopt_methods(caps, args.pipelines)
+        if args.methods:
+            wanted = [m for m in args.methods.split(",") if m]
+            unknown = [m for m in wanted if m not in {x.id for x in methods}]
+            if unknown:
+                raise BenchError(f"unknown method {', '.join(unknown)}")
+            methods = [m for m in methods if m.id in wanted]
         runner = Runner(args, qopt, env)
         results = {}
         for name in names:
@@ -658,6 +669,19 @@ def main():
                                             reference)
     except BenchError as e:
         sys.exit(f"error: {e}")
+    if args.update:
+        with open(args.update, encoding="utf-8") as f:
+            old = json.load(f)
+        for name, r in results.items():
+            base = old["models"].setdefault(name, r)
+            if base is not r:
+                base["methods"].update(r["methods"])
+        rows = ", ".join(m.id for m in methods)
+        meta = {k: v for k, v in old.items() if k not in ("models", "goals", "mixed_precision_vs_calibration")}
+        meta["updated"] = (f"{rows} on {', '.join(names)} rerun with {os.path.abspath(args.qopt)} "
+                           f"({source}) in {time.time() - started:.0f} s")
+        write_results(args, {n: merge_reference(r, reference) for n, r in old["models"].items()}, meta)
+        return
     write_results(args, results, {
         "qopt": os.path.abspath(args.qopt), "qopt_source": source,
         "passes": sorted(caps), "data": data_check, "largest": args.largest,
