@@ -678,8 +678,11 @@ def main():
                 base["methods"].update(r["methods"])
         rows = ", ".join(m.id for m in methods)
         meta = {k: v for k, v in old.items() if k not in ("models", "goals", "mixed_precision_vs_calibration")}
-        meta["updated"] = (f"{rows} on {', '.join(names)} rerun with {os.path.abspath(args.qopt)} "
-                           f"({source}) in {time.time() - started:.0f} s")
+        if any(m.family == "mixed" for m in methods):
+            meta["largest"] = args.largest  # mixed precision ran on this run's largest model
+        note = (f"{rows} on {', '.join(names)} rerun with {os.path.abspath(args.qopt)} "
+                f"({source}) in {time.time() - started:.0f} s")
+        meta["updated"] = "; ".join(filter(None, [meta.get("updated"), note]))
         write_results(args, {n: merge_reference(r, reference) for n, r in old["models"].items()}, meta)
         return
     write_results(args, results, {
