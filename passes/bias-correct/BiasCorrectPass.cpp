@@ -77,14 +77,17 @@ class BiasCorrectPass : public Pass {
     std::vector<biascorrect::ChannelShift> shifts =
         biascorrect::measureChannelShifts(model, layers, *mode_, samples);
     for (size_t k = 0; k < layers.size(); ++k) {
-      if (std::abs(shifts[k].worstGain - 1.0) > biascorrect::kMaxGainDeviation) {
+      if (shifts[k].rescaledShare > biascorrect::kMaxRescaledShare) {
         result.statistics.add("layers-skipped");
-        result.missed(layers[k].node->describe(),
-                      fmt::format("bias not corrected: its float version in the input model "
-                                  "computes something else (a channel's output is {:.3g} times "
-                                  "the float one's; SQNR {:.1f} dB): a pass before insert-qdq "
-                                  "(equalize?) rescaled the layer",
-                                  shifts[k].worstGain, shifts[k].sqnrDb));
+        result.missed(
+            layers[k].node->describe(),
+            fmt::format("bias not corrected: its float version in the input model "
+                        "computes something else ({:.0f}% of its output in channels "
+                        "off by more than {:.0f}%, one {:.3g} times the float one; "
+                        "SQNR {:.1f} dB): a pass before insert-qdq (equalize?) "
+                        "rescaled the layer",
+                        100 * shifts[k].rescaledShare, 100 * biascorrect::kMaxGainDeviation,
+                        shifts[k].worstGain, shifts[k].sqnrDb));
         continue;
       }
       apply(layers[k], shifts[k], result);

@@ -247,14 +247,20 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
         squared[c] += sample.channelSquared[k][c];
       }
     }
-    double largestSquared = 0;
-    for (double v : squared) largestSquared = std::max(largestSquared, v);
+    double largestSquared = 0, totalSquared = 0, rescaledSquared = 0;
+    for (double v : squared) {
+      largestSquared = std::max(largestSquared, v);
+      totalSquared += v;
+    }
     shift.worstGain = 1.0;
     for (size_t c = 0; c < product.size(); ++c) {
-      if (!(squared[c] > kSignalShare * largestSquared)) continue;
+      if (!(squared[c] > 0)) continue;
       const double gain = product[c] / squared[c];
+      if (std::abs(gain - 1.0) > kMaxGainDeviation) rescaledSquared += squared[c];
+      if (!(squared[c] > kSignalShare * largestSquared)) continue;
       if (std::abs(gain - 1.0) > std::abs(shift.worstGain - 1.0)) shift.worstGain = gain;
     }
+    shift.rescaledShare = totalSquared > 0 ? rescaledSquared / totalSquared : 0.0;
     shift.sqnrDb = errorSquared > 0 ? 10 * std::log10(referenceSquared / errorSquared)
                                     : std::numeric_limits<double>::infinity();
     shifts.push_back(std::move(shift));

@@ -27,16 +27,20 @@ struct ChannelShift {
   std::vector<double> mean;  // one per output channel
   /// The layer's output against its float version's over all samples.
   double sqnrDb = 0;
-  /// The channel gain (least squares of the layer's output on its float version's) furthest
-  /// from 1. Quantization noise leaves it near 1; a float version in the input model that
-  /// computes something else, a layer that a pass between it and insert-qdq rescaled per
-  /// channel (as equalize does), shows as a gain far from 1.
-  double worstGain = 1;
+  /// The gain of each channel is the least-squares slope of the layer's output on its float
+  /// version's: quantization noise leaves it near 1 (a weak channel, its output nearly
+  /// cancelled, strays further). A float version in the input model that computes something
+  /// else, a layer that a pass between it and insert-qdq rescaled per channel (as equalize
+  /// does), moves most of the output's energy to gains far from 1.
+  double worstGain = 1;      // furthest from 1 among channels with a share of the signal
+  double rescaledShare = 0;  // of the float output's energy, in channels off by kMaxGainDeviation
 };
 
-/// The largest |gain - 1| for which a layer's float version in the input model is taken as the
-/// float form of the quantized layer.
+/// A channel whose gain is further than this from 1 counts as rescaled.
 inline constexpr double kMaxGainDeviation = 0.1;
+/// The share of the output's energy in rescaled channels above which the layer's float version
+/// is taken to compute something else.
+inline constexpr double kMaxRescaledShare = 0.1;
 
 /// One mean per output channel for each layer, in the order given. Throws qopt::Error naming
 /// the sample when the probe fails to run.
