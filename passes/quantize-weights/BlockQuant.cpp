@@ -31,6 +31,38 @@ double positiveStoredScale(double scale, DataType type) {
   return stored;
 }
 
+// Divisors of the block's largest magnitude tried by searchScale: 7 puts it on +7 or -7, 8 on -8
+// (exact for a negative extreme; a positive one clips to +7).
+constexpr double kSymmetricDivisors[] = {7.0, 7.25, 7.5, 7.75, 8.0};
+
+// The symmetric scale of column n's block [first, last), range [lo, hi] (lo <= 0 <= hi,
+// amax = max(-lo, hi) > 0), as stored in `type` (BlockScheme::searchScale).
+double symmetricScale(const Matrix& w, int64_t n, int64_t first, int64_t last, double lo, double hi,
+                      double amax, DataType type, bool search) {
+  if (!search) {
+    const double scale = positiveStoredScale(amax / 8.0, type);
+    if (-lo >= hi && std::nearbyint(hi / scale) <= 7 && std::nearbyint(lo / scale) >= -8) {
+      return scale;
+    }
+    return positiveStoredScale(amax / 7.0, type);
+  }
+  double best = 0, bestError = std::numeric_limits<double>::infinity();
+  for (double divisor : kSymmetricDivisors) {
+    const double scale = positiveStoredScale(amax / divisor, type);
+    double error = 0;
+    for (int64_t k = first; k < last; ++k) {
+      const double v = w.at(k, n);
+      const double code = std::clamp(std::nearbyint(v / scale), -8.0, 7.0);
+      error += (v - code * scale) * (v - code * scale);
+    }
+    if (error < bestError) {  // the first divisor on ties
+      bestError = error;
+      best = scale;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme) {
@@ -56,8 +88,11 @@ BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme) {
       double scale = 1.0;
       int64_t zero = 0, qmin = -7, qmax = 7;
       if (scheme.symmetric) {
+        qmin = -8;
         const double amax = std::max(-lo, hi);
-        scale = amax > 0 ? positiveStoredScale(amax / 7.0, scheme.scaleType) : 1.0;
+        scale = amax > 0 ? symmetricScale(w, n, first, last, lo, hi, amax, scheme.scaleType,
+                                          scheme.searchScale)
+                         : 1.0;
       } else {
         qmin = 0;
         qmax = 15;

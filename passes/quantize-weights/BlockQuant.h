@@ -26,6 +26,11 @@ struct BlockScheme {
   /// The type the scales are stored in (float or float16): each scale is rounded to it before
   /// the codes are chosen, so the stored codes are the nearest for the stored scale.
   DataType scaleType = DataType::Float;
+  /// Symmetric only: choose each block's scale among absmax / d, d in {7, 7.25, 7.5, 7.75, 8},
+  /// by the block's squared error (a positive extreme may then clip to +7 by under one step).
+  /// Off, absmax / 8 where that fits and else absmax / 7, never clipping: what AWQ needs, whose
+  /// scaled-up salient weights are the extremes and must not clip.
+  bool searchScale = false;
 };
 
 /// The blocks of column n cover rows [b * blockSize, min(K, (b + 1) * blockSize)): the last block
@@ -36,7 +41,7 @@ struct BlockQuantized {
   int64_t blockSize = 0;
   int64_t blocks = 0;  // ceil(K / blockSize)
   bool symmetric = true;
-  /// Codes, K x N row-major: signed [-7, 7] when symmetric, unsigned [0, 15] otherwise.
+  /// Codes, K x N row-major: signed [-8, 7] when symmetric, unsigned [0, 15] otherwise.
   std::vector<int8_t> codes;
   /// blocks x N row-major: scales[b * N + n], zero points likewise (0 when symmetric).
   std::vector<double> scales;
@@ -53,7 +58,9 @@ struct BlockQuantized {
   }
 };
 
-/// Round to nearest (half to even). Symmetric: scale = absmax / 7, codes in [-7, 7]. Asymmetric:
+/// Round to nearest (half to even). Symmetric: codes in [-8, 7], the scale as searchScale says
+/// (absmax / 8 puts a negative extreme exactly on -8, ONNX Runtime's 16-level symmetric scheme,
+/// without its negative scales, which TensorRT refuses). Asymmetric:
 /// the block's range widened to include 0, scale = (max - min) / 15, zero point round(-min /
 /// scale) in [0, 15]. A block of zeros gets scale 1 (TensorRT needs positive scales).
 BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme);

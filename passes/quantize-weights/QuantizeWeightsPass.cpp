@@ -81,6 +81,7 @@ class QuantizeWeightsPass : public Pass {
     wq::BlockScheme scheme;
     scheme.blockSize = *blockSize_;
     scheme.symmetric = *symmetric_;
+    scheme.searchScale = *method_ == Method::Rtn;
     int64_t bytesBefore = 0, bytesAfter = 0;
     double minScale = std::numeric_limits<double>::infinity(), maxScale = 0;
     for (WeightSite& site : sites) {
@@ -273,7 +274,8 @@ class QuantizeWeightsPass : public Pass {
                              "ort: com.microsoft MatMulNBits (ONNX Runtime)",
                              {{Format::Qdq, "qdq"}, {Format::Ort, "ort"}}};
   Option<bool> symmetric_{*this, "symmetric", true,
-                          "Symmetric int4 (scale absmax/7, zero point 0); false: uint4 with "
+                          "Symmetric int4 (codes -8..7, zero point 0; rtn: scale absmax/d, d in "
+                          "7..8 chosen per block for the smallest error); false: uint4 with "
                           "min/max zero points"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples AWQ reads (0: all)"};
   TargetOption target_{*this};
