@@ -1,11 +1,9 @@
 #include "CompareKernels.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <thread>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -261,97 +259,6 @@ QOPT_COMPARE_CLONES uint64_t countBins(const float* values, size_t n, double low
 QOPT_COMPARE_CLONES uint64_t countBins(const double* values, size_t n, double low, double width,
                                        size_t bins, uint64_t* counts) {
   return countBinsImpl(values, n, low, width, bins, counts);
-}
-
-}  // namespace qopt::analysis::detail
-
-namespace qopt::analysis::detail {
-
-void forEachChunk(size_t chunks, const std::function<void(size_t)>& fn) {
-  constexpr size_t kMaxThreads = 16;
-  const size_t cores = std::max<size_t>(std::thread::hardware_concurrency(), 1);
-  const size_t threads = std::min({cores, chunks, kMaxThreads});
-  if (threads <= 1) {
-    for (size_t c = 0; c < chunks; ++c) fn(c);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t c = next++; c < chunks; c = next++) fn(c);
-  };
-  std::vector<std::thread> helpers;
-  helpers.reserve(threads - 1);
-  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& helper : helpers) helper.join();
-}
-
-namespace {
-
-template <class T>
-PairSums sumPairsChunkedImpl(const T* reference, const T* actual, size_t n) {
-  const size_t chunks = std::max<size_t>((n + kCompareChunk - 1) / kCompareChunk, 1);
-  if (chunks == 1) return sumPairs(reference, actual, n);
-  std::vector<PairSums> parts(chunks);
-  forEachChunk(chunks, [&](size_t c) {
-    const size_t begin = c * kCompareChunk;
-    parts[c] = sumPairs(reference + begin, actual + begin, std::min(kCompareChunk, n - begin));
-  });
-  PairSums total = parts[0];
-  for (size_t c = 1; c < chunks; ++c) {
-    const PairSums& p = parts[c];
-    total.count += p.count;
-    total.nonFinite += p.nonFinite;
-    total.maxAbs = std::max(total.maxAbs, p.maxAbs);
-    total.sumAbs += p.sumAbs;
-    total.sumSquaredError += p.sumSquaredError;
-    total.sumReferenceSquared += p.sumReferenceSquared;
-    total.sumActualSquared += p.sumActualSquared;
-    total.sumProduct += p.sumProduct;
-    total.low = std::min(total.low, p.low);
-    total.high = std::max(total.high, p.high);
-  }
-  return total;
-}
-
-template <class T>
-uint64_t countBinsChunkedImpl(const T* values, size_t n, double low, double width, size_t bins,
-                              uint64_t* counts) {
-  const size_t chunks = (n + kCompareChunk - 1) / kCompareChunk;
-  if (chunks <= 1) return countBins(values, n, low, width, bins, counts);
-  std::vector<uint64_t> tables(chunks * bins, 0);
-  std::vector<uint64_t> counted(chunks, 0);
-  forEachChunk(chunks, [&](size_t c) {
-    const size_t begin = c * kCompareChunk;
-    counted[c] = countBins(values + begin, std::min(kCompareChunk, n - begin), low, width, bins,
-                           tables.data() + c * bins);
-  });
-  uint64_t total = 0;
-  for (size_t c = 0; c < chunks; ++c) {
-    total += counted[c];
-    for (size_t b = 0; b < bins; ++b) counts[b] += tables[c * bins + b];
-  }
-  return total;
-}
-
-}  // namespace
-
-PairSums sumPairsChunked(const float* reference, const float* actual, size_t n) {
-  return sumPairsChunkedImpl(reference, actual, n);
-}
-
-PairSums sumPairsChunked(const double* reference, const double* actual, size_t n) {
-  return sumPairsChunkedImpl(reference, actual, n);
-}
-
-uint64_t countBinsChunked(const float* values, size_t n, double low, double width, size_t bins,
-                          uint64_t* counts) {
-  return countBinsChunkedImpl(values, n, low, width, bins, counts);
-}
-
-uint64_t countBinsChunked(const double* values, size_t n, double low, double width, size_t bins,
-                          uint64_t* counts) {
-  return countBinsChunkedImpl(values, n, low, width, bins, counts);
 }
 
 }  // namespace qopt::analysis::detail

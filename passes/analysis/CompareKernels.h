@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 
 namespace qopt::analysis::detail {
 
@@ -34,23 +33,5 @@ uint64_t countBins(const float* values, size_t n, double low, double width, size
                    uint64_t* counts);
 uint64_t countBins(const double* values, size_t n, double low, double width, size_t bins,
                    uint64_t* counts);
-
-/// Values per chunk when a long comparison is split across threads: a fixed size, so that the
-/// chunks, and the order their sums are added in, never depend on the machine.
-inline constexpr size_t kCompareChunk = size_t{1} << 16;
-
-/// Calls fn(c) for every chunk c in [0, chunks), on up to the machine's cores when there are
-/// several chunks; returns when all are done. fn must not throw.
-void forEachChunk(size_t chunks, const std::function<void(size_t)>& fn);
-
-/// sumPairs over kCompareChunk-long chunks, their sums added in chunk order.
-PairSums sumPairsChunked(const float* reference, const float* actual, size_t n);
-PairSums sumPairsChunked(const double* reference, const double* actual, size_t n);
-
-/// countBins over kCompareChunk-long chunks (integer counts: the same totals in any order).
-uint64_t countBinsChunked(const float* values, size_t n, double low, double width, size_t bins,
-                          uint64_t* counts);
-uint64_t countBinsChunked(const double* values, size_t n, double low, double width, size_t bins,
-                          uint64_t* counts);
 
 }  // namespace qopt::analysis::detail

@@ -97,8 +97,8 @@ void PairedHistogram::count(std::vector<double>& counts, std::span<const T> valu
   // Integer counts while scanning (no floating-point add chained on one bin), added to the
   // bins once: the same totals, exactly.
   std::vector<uint64_t> local(counts.size(), 0);
-  total_ += detail::countBinsChunked(values.data(), values.size(), low_, width_, counts.size(),
-                                     local.data());
+  total_ +=
+      detail::countBins(values.data(), values.size(), low_, width_, counts.size(), local.data());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] += static_cast<double>(local[i]);
 }
 

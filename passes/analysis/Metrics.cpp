@@ -68,8 +68,7 @@ void ErrorAccumulator::addValues(std::span<const T> reference, std::span<const T
                 fmt::format("comparing {} reference values with {} actual values", reference.size(),
                             actual.size()));
   }
-  const detail::PairSums sums =
-      detail::sumPairsChunked(reference.data(), actual.data(), reference.size());
+  const detail::PairSums sums = detail::sumPairs(reference.data(), actual.data(), reference.size());
   count_ += sums.count;
   nonFinite_ += sums.nonFinite;
   maxAbs_ = std::max(maxAbs_, sums.maxAbs);
