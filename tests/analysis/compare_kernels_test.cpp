@@ -1,7 +1,7 @@
 // The comparison loops verify and sensitivity run over whole tensors (passes/analysis/
-// CompareKernels.cpp: four fixed lanes, vector clones, chunks across threads) against the
-// plain definitions: long tensors with non-finite values, tails that fill no whole lane or chunk,
-// and bins computed value by value.
+// CompareKernels.cpp: four fixed lanes, vector clones, blocks of bins) against the plain
+// definitions: long tensors with non-finite values, tails that fill no whole lane or block, and
+// bins computed value by value.
 #include <gtest/gtest.h>
 
 #include <cmath>
