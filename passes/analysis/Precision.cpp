@@ -324,26 +324,14 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
   }
   const bool actInt = fusesAsInt8(layer.activation);
   const bool weightInt = fusesAsInt8(layer.weight);
-  if (actInt && weightInt) {
-    layer.precision = Precision::Int8;
-    layer.reason = weightIndex ? "input and weight come through DequantizeLinear"
-                               : "both inputs come through DequantizeLinear";
-    addQuantizationNotes(*layer.activation, "the input", layer.notes);
-    addQuantizationNotes(*layer.weight, weightIndex ? "the weight" : "the second input",
-                         layer.notes);
-    if (layer.activation->perChannel()) {
-      layer.notes.push_back(
-          "the input has per-channel scales; TensorRT takes per-channel scales for weights only");
-    }
-    return layer;
-  }
-
   const bool actFp8 = fusesAsFp8(layer.activation);
   const bool weightFp8 = fusesAsFp8(layer.weight);
-  if (actFp8 && weightFp8) {
-    layer.precision = Precision::Fp8;
-    layer.reason = weightIndex ? "input and weight come through float8 DequantizeLinear"
-                               : "both inputs come through float8 DequantizeLinear";
+  // Both inputs through DequantizeLinear of one kind: the layer runs in that precision.
+  auto quantizedBy = [&](Precision precision, const char* kind) {
+    layer.precision = precision;
+    layer.reason = weightIndex
+                       ? fmt::format("input and weight come through {}DequantizeLinear", kind)
+                       : fmt::format("both inputs come through {}DequantizeLinear", kind);
     addQuantizationNotes(*layer.activation, "the input", layer.notes);
     addQuantizationNotes(*layer.weight, weightIndex ? "the weight" : "the second input",
                          layer.notes);
@@ -352,7 +340,9 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
           "the input has per-channel scales; TensorRT takes per-channel scales for weights only");
     }
     return layer;
-  }
+  };
+  if (actInt && weightInt) return quantizedBy(Precision::Int8, "");
+  if (actFp8 && weightFp8) return quantizedBy(Precision::Fp8, "float8 ");
 
   // INT4 weight-only (TensorRT 10): a MatMul or Gemm whose float input meets a weight stored
   // as int4/uint4 behind a blocked DequantizeLinear runs as a weight-only INT4 GEMM, computing in

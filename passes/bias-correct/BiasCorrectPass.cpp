@@ -118,26 +118,18 @@ class BiasCorrectPass : public Pass {
       return;
     }
     std::string why;
-    switch (biascorrect::subtractFromBias(layer, shift, why)) {
-      case biascorrect::BiasOutcome::Corrected:
-        result.statistics.add("biases-corrected");
-        result.applied(subject, fmt::format("bias corrected over {} channels (largest mean error "
-                                            "{:.4g} removed; SQNR {:.1f} dB against its float "
-                                            "version)",
-                                            shift.size(), largest, measured.sqnrDb));
-        break;
-      case biascorrect::BiasOutcome::Added:
-        result.statistics.add("biases-added");
-        result.applied(subject, fmt::format("bias added over {} channels (largest mean error "
-                                            "{:.4g} removed; SQNR {:.1f} dB against its float "
-                                            "version)",
-                                            shift.size(), largest, measured.sqnrDb));
-        break;
-      case biascorrect::BiasOutcome::Skipped:
-        result.statistics.add("layers-skipped");
-        result.missed(subject, "bias not corrected: " + why);
-        break;
+    const biascorrect::BiasOutcome outcome = biascorrect::subtractFromBias(layer, shift, why);
+    if (outcome == biascorrect::BiasOutcome::Skipped) {
+      result.statistics.add("layers-skipped");
+      result.missed(subject, "bias not corrected: " + why);
+      return;
     }
+    const bool added = outcome == biascorrect::BiasOutcome::Added;
+    result.statistics.add(added ? "biases-added" : "biases-corrected");
+    result.applied(subject, fmt::format("bias {} over {} channels (largest mean error {:.4g} "
+                                        "removed; SQNR {:.1f} dB against its float version)",
+                                        added ? "added" : "corrected", shift.size(), largest,
+                                        measured.sqnrDb));
   }
 
   EnumOption<ShiftMode> mode_{

@@ -97,16 +97,15 @@ Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, Shi
 }
 
 /// Per layer and channel: the sum of (measured - float) and the count of values summed.
-// Channels whose float output carries less than this share of the strongest channel's energy do
-// not count towards the gain check (a weak channel, its output nearly cancelled, moves with
+// Channels whose float output carries less than this share of the strongest channel's energy are
+// not named as the worst gain (a weak channel, its output nearly cancelled, moves with
 // quantization noise).
 constexpr double kSignalShare = 0.05;
 
 struct ShiftSums {
   std::vector<std::vector<double>> sum;
   std::vector<uint64_t> perChannel;
-  std::vector<double> referenceSquared;             // per layer: the float layer's output energy
-  std::vector<double> errorSquared;                 // and that of the difference
+  std::vector<double> errorSquared;                 // per layer: sum of (measured - reference)^2
   std::vector<std::vector<double>> product;         // per channel: sum of measured * reference
   std::vector<std::vector<double>> channelSquared;  // per channel: sum of reference^2
 };
@@ -123,7 +122,6 @@ class ShiftObserver : public interp::CaptureObserver {
       sums.sum.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
     }
     sums.perChannel.assign(probe.pairs.size(), 0);
-    sums.referenceSquared.assign(probe.pairs.size(), 0.0);
     for (size_t k = 0; k < probe.pairs.size(); ++k) {
       sums.product.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
       sums.channelSquared.emplace_back(static_cast<size_t>(layers[k].channels), 0.0);
@@ -172,7 +170,7 @@ class ShiftObserver : public interp::CaptureObserver {
     const std::vector<float>& b = reference.values;
     std::vector<double>& sum = sums.sum[k];
     const int64_t channels = layer.channels;
-    double referenceSquared = 0, errorSquared = 0;
+    double errorSquared = 0;
     for (int64_t o = 0; o < outer; ++o) {
       for (int64_t c = 0; c < channels; ++c) {
         const size_t base = static_cast<size_t>((o * channels + c) * inner);
@@ -186,13 +184,11 @@ class ShiftObserver : public interp::CaptureObserver {
           bb += reference * reference;
           errorSquared += e * e;
         }
-        referenceSquared += bb;
         sum[static_cast<size_t>(c)] += s;
         sums.product[k][static_cast<size_t>(c)] += ab;
         sums.channelSquared[k][static_cast<size_t>(c)] += bb;
       }
     }
-    sums.referenceSquared[k] += referenceSquared;
     sums.errorSquared[k] += errorSquared;
     sums.perChannel[k] += static_cast<uint64_t>(outer * inner);
   }
@@ -230,23 +226,20 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
     ChannelShift shift;
     shift.mean.assign(static_cast<size_t>(layers[k].channels), 0.0);
     uint64_t count = 0;
-    double referenceSquared = 0, errorSquared = 0;
-    for (const ShiftSums& sample : perSample) {  // in sample order: deterministic
-      for (size_t c = 0; c < shift.mean.size(); ++c) shift.mean[c] += sample.sum[k][c];
-      count += sample.perChannel[k];
-      referenceSquared += sample.referenceSquared[k];
-      errorSquared += sample.errorSquared[k];
-    }
-    for (double& s : shift.mean) s = count > 0 ? s / static_cast<double>(count) : 0.0;
-    // The gain of each channel (least squares of the layer's output on its float version's),
-    // over the channels that carry the signal.
+    double errorSquared = 0;
+    // Per channel: the gain (least squares of the layer's output on its float version's) from
+    // these sums.
     std::vector<double> product(shift.mean.size(), 0.0), squared(shift.mean.size(), 0.0);
-    for (const ShiftSums& sample : perSample) {
-      for (size_t c = 0; c < product.size(); ++c) {
+    for (const ShiftSums& sample : perSample) {  // in sample order: deterministic
+      for (size_t c = 0; c < shift.mean.size(); ++c) {
+        shift.mean[c] += sample.sum[k][c];
         product[c] += sample.product[k][c];
         squared[c] += sample.channelSquared[k][c];
       }
+      count += sample.perChannel[k];
+      errorSquared += sample.errorSquared[k];
     }
+    for (double& s : shift.mean) s = count > 0 ? s / static_cast<double>(count) : 0.0;
     double largestSquared = 0, totalSquared = 0, rescaledSquared = 0;
     for (double v : squared) {
       largestSquared = std::max(largestSquared, v);
@@ -261,7 +254,7 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
       if (std::abs(gain - 1.0) > std::abs(shift.worstGain - 1.0)) shift.worstGain = gain;
     }
     shift.rescaledShare = totalSquared > 0 ? rescaledSquared / totalSquared : 0.0;
-    shift.sqnrDb = errorSquared > 0 ? 10 * std::log10(referenceSquared / errorSquared)
+    shift.sqnrDb = errorSquared > 0 ? 10 * std::log10(totalSquared / errorSquared)
                                     : std::numeric_limits<double>::infinity();
     shifts.push_back(std::move(shift));
   }

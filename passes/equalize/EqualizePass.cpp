@@ -74,7 +74,7 @@ class EqualizePass : public Pass {
                      fmt::format("equalized {} channels (weight ranges now {:.3g} to {:.3g})",
                                  r1.size(), *lo, *hi));
     }
-    for (auto& layer : found.layers) layer->writeBack();
+    for (const auto& layer : found.layers.layers()) layer->writeBack();
     result.statistics.add("pairs-equalized", static_cast<int64_t>(found.pairs.size()));
     result.changed = true;
     if (*absorbBias_) absorbHighBias(model, found.pairs, context, result);

@@ -75,22 +75,7 @@ bool onlyReadBy(const Value* value, const Node* reader, uint32_t index) {
 
 LayerPairs findLayerPairs(Graph& graph, PassResult& result) {
   LayerPairs found;
-  std::map<Node*, LinearLayer*> layers;
-  std::map<Node*, std::string> unreadable;
-  auto layerOf = [&](Node* node, std::string& why) -> LinearLayer* {
-    if (auto it = layers.find(node); it != layers.end()) return it->second;
-    if (auto it = unreadable.find(node); it != unreadable.end()) {
-      why = it->second;
-      return nullptr;
-    }
-    std::optional<LinearLayer> layer = LinearLayer::read(*node, why);
-    if (!layer) {
-      unreadable[node] = why;
-      return nullptr;
-    }
-    found.layers.push_back(std::make_unique<LinearLayer>(std::move(*layer)));
-    return layers[node] = found.layers.back().get();
-  };
+  auto layerOf = [&](Node* node, std::string& why) { return found.layers.get(node, why); };
 
   for (Node* second : graph.nodes()) {
     std::optional<LayerKind> secondKind = layerKindOf(*second);

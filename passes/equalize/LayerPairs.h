@@ -33,7 +33,7 @@ struct LayerPair {
 
 /// The layers and pairs of a graph; a layer in two pairs (a chain) is one object.
 struct LayerPairs {
-  std::vector<std::unique_ptr<LinearLayer>> layers;
+  LinearLayerCache layers;
   std::vector<LayerPair> pairs;  // in graph order of the second layer
 };
 

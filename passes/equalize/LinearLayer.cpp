@@ -265,4 +265,19 @@ void LinearLayer::writeBack() {
   biasChanged_ = false;
 }
 
+LinearLayer* LinearLayerCache::get(Node* node, std::string& why) {
+  if (auto it = byNode_.find(node); it != byNode_.end()) return it->second;
+  if (auto it = unreadable_.find(node); it != unreadable_.end()) {
+    why = it->second;
+    return nullptr;
+  }
+  std::optional<LinearLayer> layer = LinearLayer::read(*node, why);
+  if (!layer) {
+    unreadable_[node] = why;
+    return nullptr;
+  }
+  owned_.push_back(std::make_unique<LinearLayer>(std::move(*layer)));
+  return byNode_[node] = owned_.back().get();
+}
+
 }  // namespace qopt::equalize

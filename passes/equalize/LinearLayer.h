@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -93,6 +95,21 @@ class LinearLayer {
   bool hasBias_ = false;
   bool weightChanged_ = false;
   bool biasChanged_ = false;
+};
+
+/// Reads each node's LinearLayer once and keeps it, and why a node has none, so that a layer
+/// two passes of a search reach is one object (its rescalings add up).
+class LinearLayerCache {
+ public:
+  /// The node's layer, or nullptr with `why` set.
+  LinearLayer* get(Node* node, std::string& why);
+  /// Every layer read, in the order first read.
+  const std::vector<std::unique_ptr<LinearLayer>>& layers() const { return owned_; }
+
+ private:
+  std::map<Node*, LinearLayer*> byNode_;
+  std::map<Node*, std::string> unreadable_;
+  std::vector<std::unique_ptr<LinearLayer>> owned_;
 };
 
 }  // namespace qopt::equalize

@@ -135,24 +135,29 @@ std::vector<int64_t> qdqCodes(const BlockQuantized& q, bool transposed) {
   return out;
 }
 
-std::vector<double> qdqScales(const BlockQuantized& q, bool transposed) {
-  std::vector<double> out(q.scales.size());
+namespace {
+
+// One value per (block, column), blocks x N row-major, or N x blocks when transposed.
+template <class T, class Get>
+std::vector<T> perBlock(const BlockQuantized& q, bool transposed, Get get) {
+  std::vector<T> out(static_cast<size_t>(q.blocks * q.cols));
   for (int64_t b = 0; b < q.blocks; ++b) {
     for (int64_t n = 0; n < q.cols; ++n) {
-      out[static_cast<size_t>(transposed ? n * q.blocks + b : b * q.cols + n)] = q.scale(b, n);
+      out[static_cast<size_t>(transposed ? n * q.blocks + b : b * q.cols + n)] = get(b, n);
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<double> qdqScales(const BlockQuantized& q, bool transposed) {
+  return perBlock<double>(q, transposed, [&](int64_t b, int64_t n) { return q.scale(b, n); });
+}
+
 std::vector<int64_t> qdqZeroPoints(const BlockQuantized& q, bool transposed) {
-  std::vector<int64_t> out(q.zeroPoints.size());
-  for (int64_t b = 0; b < q.blocks; ++b) {
-    for (int64_t n = 0; n < q.cols; ++n) {
-      out[static_cast<size_t>(transposed ? n * q.blocks + b : b * q.cols + n)] = q.zeroPoint(b, n);
-    }
-  }
-  return out;
+  return perBlock<int64_t>(q, transposed,
+                           [&](int64_t b, int64_t n) { return int64_t{q.zeroPoint(b, n)}; });
 }
 
 OrtPacked packForOrt(const BlockQuantized& q) {

@@ -99,20 +99,9 @@ class SmoothPass : public Pass {
                   "smooth: needs --calib-data (the factors come from the activations' observed "
                   "ranges)");
     }
-    std::map<Node*, std::unique_ptr<LinearLayer>> layers;
-    std::map<Node*, std::string> unreadable;
-    smooth::LayerLookup lookup = [&](Node* node, std::string& why) -> LinearLayer* {
-      if (auto it = layers.find(node); it != layers.end()) return it->second.get();
-      if (auto it = unreadable.find(node); it != unreadable.end()) {
-        why = it->second;
-        return nullptr;
-      }
-      std::optional<LinearLayer> layer = LinearLayer::read(*node, why);
-      if (!layer) {
-        unreadable[node] = why;
-        return nullptr;
-      }
-      return (layers[node] = std::make_unique<LinearLayer>(std::move(*layer))).get();
+    equalize::LinearLayerCache layers;
+    smooth::LayerLookup lookup = [&](Node* node, std::string& why) {
+      return layers.get(node, why);
     };
 
     std::vector<Group> groups = findGroups(model.graph(), lookup, result);
@@ -126,7 +115,7 @@ class SmoothPass : public Pass {
         model, requests, context, static_cast<size_t>(std::max<int64_t>(0, *samples_)), name());
 
     for (Group& group : groups) smoothGroup(group, stats[group.input], fixedAlpha, lookup, result);
-    for (auto& [node, layer] : layers) layer->writeBack();
+    for (const auto& layer : layers.layers()) layer->writeBack();
     result.changed = result.statistics.get("layers-smoothed") > 0;
     return result;
   }
