@@ -157,6 +157,13 @@ def qopt_methods(caps, pipelines_dir):
         int4 = f"quantize-weights{{bits=4 {block}=128}}" if block else int4
     methods.append(Method("qopt-int4", int4, "int4", [int4], missing=int4_missing,
                           only=("vit-b16", "gpt2")))
+    # The calibration-data methods, where the build has them.
+    for m in ("awq", "gptq"):
+        missing = int4_missing or (None if m in enum_values((qw or {}).get("method"))
+                                   else f"quantize-weights has no method={m}")
+        p = int4.replace("}", f" method={m}}}") if "{" in int4 else int4
+        methods.append(Method(f"qopt-int4-{m}", p, "int4", [p], missing=missing,
+                              only=("vit-b16", "gpt2")))
     methods.append(Method("qopt-mixed-precision", "fold-bn,insert-qdq,mixed-precision (defaults)", "mixed",
                           ["fold-bn,insert-qdq,mixed-precision"], missing=need("mixed-precision")))
     return methods
@@ -469,8 +476,10 @@ def goals(results):
         ort = ort_methods(r)
         ort8 = best([(m, e) for m, e in ort if e["family"] == "int8"])
         ort4 = best([(m, e) for m, e in ort if e["family"] == "int4"])
+        qopt4 = best([(m, e) for m, e in r["methods"].items()
+                      if e.get("tool") != "onnxruntime" and e.get("family") == "int4"])
         for mid, against, what in ((DEFAULT_METHOD, ort8, "INT8"), ("qopt-fp8", ort8, "INT8"),
-                                   ("qopt-int4", ort4, "4-bit")):
+                                   (qopt4[0] if qopt4 else "qopt-int4", ort4, "4-bit")):
             q = r["methods"].get(mid)
             if not ok(q) or against is None:
                 why = (q or {}).get("status", "not run") if not ok(q) else "no ONNX Runtime row"
@@ -484,7 +493,7 @@ def goals(results):
 
 def summary_table(results):
     head = ("| model | task metric | best ONNX Runtime INT8 | best ONNX Runtime 4-bit | qopt default "
-            "(trt-int8.qp) | best qopt INT8 | qopt FP8 | qopt INT4 |")
+            "(trt-int8.qp) | best qopt INT8 | qopt FP8 | best qopt INT4 |")
     rows = [head, "|" + "---|" * 8]
 
     def cell(pair):
@@ -503,7 +512,7 @@ def summary_table(results):
             cell(best([(m, e) for m, e in ort if e["family"] == "int4"])),
             cell(pick(DEFAULT_METHOD)),
             cell(best([(m, e) for m, e in qopt if e["family"] == "int8"])),
-            cell(pick("qopt-fp8")), cell(pick("qopt-int4"))]) + " |")
+            cell(pick("qopt-fp8")), cell(best([(m, e) for m, e in qopt if e["family"] == "int4"]))]) + " |")
     return rows
 
 
@@ -551,7 +560,7 @@ def remerge(args):
 METHOD_ORDER = [
     "qopt-max", "qopt-percentile", "qopt-entropy", "qopt-mse", "qopt-auto", PLAIN_METHOD, DEFAULT_METHOD,
     "qopt-equalize", "qopt-bias-correct", "qopt-equalize-bias-correct", "qopt-smooth", "qopt-fp8",
-    "qopt-int4", "qopt-mixed-precision", "ort-minmax", "ort-entropy", "ort-percentile", "ort-trt",
+    "qopt-int4", "qopt-int4-awq", "qopt-int4-gptq", "qopt-mixed-precision", "ort-minmax", "ort-entropy", "ort-percentile", "ort-trt",
     "ort-4bit-rtn", "ort-4bit-rtn-sym", "ort-4bit-inc-rtn", "ort-4bit-hqq", "ort-4bit-kquant",
     "ort-4bit-gptq"]
 

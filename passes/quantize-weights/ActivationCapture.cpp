@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "DenseMath.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
@@ -14,12 +15,22 @@ namespace {
 class RowCollector : public interp::CaptureObserver {
  public:
   RowCollector(const std::vector<const Value*>& values, const std::vector<int64_t>& widths,
-               CapturedActivations& out)
-      : out_(out) {
+               Keep keep, CapturedActivations& out)
+      : keep_(keep), out_(out) {
     for (size_t i = 0; i < values.size(); ++i) {
       wanted_.insert(values[i]);
       out_.rows[values[i]].k = widths[i];
+      if (keep == Keep::Gram) {
+        GramStats& g = out_.grams[values[i]];
+        g.k = widths[i];
+        g.gram.assign(static_cast<size_t>(widths[i] * widths[i]), 0.0);
+      }
     }
+  }
+
+  void finish() {
+    for (auto& [value, g] : out_.grams) dense::symmetrize(g.gram, g.k);
+    if (keep_ == Keep::Gram) out_.rows.clear();
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
   void captured(const Value& value, const interp::Array& array) override { add(&value, array); }
@@ -30,6 +41,15 @@ class RowCollector : public interp::CaptureObserver {
       throw Error(ErrorKind::Input, "", fmt::format("tensor '{}'", value->name()),
                   fmt::format("has last dim {} at run time; its MatMul weight has K={}",
                               array.rank() < 1 ? 0 : array.dim(-1), rows.k));
+    }
+    if (keep_ == Keep::Gram) {
+      const std::vector<float> values = array.toFloatVector();
+      const std::vector<double> x(values.begin(), values.end());
+      GramStats& g = out_.grams.at(value);
+      const auto count = static_cast<int64_t>(x.size()) / g.k;
+      dense::addGramUpper(x.data(), count, g.k, g.gram);
+      g.rows += count;
+      return;
     }
     const size_t have = static_cast<size_t>(rows.rows());
     if (have >= kMaxActivationRows) return;
@@ -43,6 +63,7 @@ class RowCollector : public interp::CaptureObserver {
 
  private:
   std::unordered_set<const Value*> wanted_;
+  Keep keep_;
   CapturedActivations& out_;
 };
 
@@ -50,7 +71,8 @@ class RowCollector : public interp::CaptureObserver {
 
 CapturedActivations captureActivations(const Model& model, const std::vector<const Value*>& values,
                                        const std::vector<int64_t>& widths, PassContext& context,
-                                       size_t limit, const std::string& passName) {
+                                       size_t limit, Keep keep, const std::string& passName,
+                                       const std::string& method) {
   CapturedActivations captured;
   if (values.empty()) return captured;
   const Graph& graph = model.graph();
@@ -65,19 +87,20 @@ CapturedActivations captureActivations(const Model& model, const std::vector<con
     samples = analysis::randomSamples(specs, kRandomAwqSamples, context.seed, &warnings);
     for (const std::string& w : warnings) context.diagnostics().warning(w);
     context.diagnostics().warning(
-        fmt::format("{}: no --calib-data given: AWQ searches its scales on {} random samples; real "
-                    "activations (their outlier channels) are what AWQ needs",
-                    passName, samples.size()));
+        fmt::format("{}: no --calib-data given: {} reads {} random samples; real activations "
+                    "(their outlier channels and correlations) are what it needs",
+                    passName, method, samples.size()));
   }
   if (samples.empty()) {
     throw Error(ErrorKind::Input, context.data.calibData, {},
                 fmt::format("{}: the calibration data holds no sample", passName));
   }
-  RowCollector collector(values, widths, captured);
+  RowCollector collector(values, widths, keep, captured);
   interp::Interpreter interpreter(graph);
   for (analysis::Sample& sample : samples) {
     interpreter.run(sample.inputs, &collector);
   }
+  collector.finish();
   captured.samples = samples.size();
   return captured;
 }

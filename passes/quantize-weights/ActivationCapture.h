@@ -1,7 +1,8 @@
-// The activations AWQ searches its scales on: the model runs on --calib-data (else random
-// samples, with a warning) and the inputs of the quantized MatMuls are kept as rows of K values,
-// at most kMaxActivationRows per tensor (the first ones, in sample order, so the result does
-// not depend on threads).
+// The activations AWQ and GPTQ read: the model runs on --calib-data (else random samples, with a
+// warning) and the inputs of the quantized MatMuls are kept, either as rows of K values, at most
+// kMaxActivationRows per tensor (the first ones, in sample order, so the result does not depend
+// on threads), or as the Gram matrix X^T X of all their rows (what GPTQ needs: its memory is
+// K x K whatever the data's size).
 #pragma once
 
 #include <cstddef>
@@ -19,16 +20,28 @@ namespace qopt::wq {
 inline constexpr size_t kMaxActivationRows = 4096;
 inline constexpr size_t kRandomAwqSamples = 16;
 
+/// X^T X over every row of one tensor (K x K, row-major), and how many rows.
+struct GramStats {
+  int64_t k = 0;
+  int64_t rows = 0;
+  std::vector<double> gram;
+};
+
+enum class Keep { Rows, Gram };
+
 struct CapturedActivations {
-  std::map<const Value*, ActivationRows> rows;
-  std::string origin;  // "calib:<path>" or "random"
+  std::map<const Value*, ActivationRows> rows;  // Keep::Rows
+  std::map<const Value*, GramStats> grams;      // Keep::Gram
+  std::string origin;                           // "calib:<path>" or "random"
   size_t samples = 0;
 };
 
 /// Runs `model` on at most `limit` samples (0: all) and keeps the rows of each of `values`
-/// (whose last dim is `widths[i]`). Throws qopt::Error when the model cannot run.
+/// (whose last dim is `widths[i]`), or their Gram matrix. `method` names the user in messages.
+/// Throws qopt::Error when the model cannot run.
 CapturedActivations captureActivations(const Model& model, const std::vector<const Value*>& values,
                                        const std::vector<int64_t>& widths, PassContext& context,
-                                       size_t limit, const std::string& passName);
+                                       size_t limit, Keep keep, const std::string& passName,
+                                       const std::string& method);
 
 }  // namespace qopt::wq

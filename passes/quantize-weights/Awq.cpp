@@ -3,49 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "DenseMath.h"
+
 namespace qopt::wq {
 namespace {
-
-// The Gram matrix G = X^T X (K x K): the squared output error of a weight error D is
-// sum_n d_n^T G d_n, so each grid point costs K^2 N instead of rows * K * N.
-std::vector<double> gram(const ActivationRows& x) {
-  const auto k = static_cast<size_t>(x.k);
-  std::vector<double> g(k * k, 0.0);
-  const int64_t rows = x.rows();
-  for (int64_t r = 0; r < rows; ++r) {
-    const double* row = x.values.data() + static_cast<size_t>(r) * k;
-    for (size_t i = 0; i < k; ++i) {
-      if (row[i] == 0) continue;
-      double* gi = g.data() + i * k;
-      for (size_t j = i; j < k; ++j) gi[j] += row[i] * row[j];
-    }
-  }
-  for (size_t i = 0; i < k; ++i) {
-    for (size_t j = 0; j < i; ++j) g[i * k + j] = g[j * k + i];
-  }
-  return g;
-}
-
-// sum_n d_n^T G d_n for the K x N matrix d.
-double quadraticError(const std::vector<double>& g, const Matrix& d) {
-  const auto k = static_cast<size_t>(d.rows);
-  const auto n = static_cast<size_t>(d.cols);
-  // (G D) row by row, dotted with D's rows.
-  std::vector<double> gd(n);
-  double total = 0;
-  for (size_t i = 0; i < k; ++i) {
-    std::fill(gd.begin(), gd.end(), 0.0);
-    for (size_t j = 0; j < k; ++j) {
-      const double gij = g[i * k + j];
-      if (gij == 0) continue;
-      const double* dj = d.values.data() + j * n;
-      for (size_t c = 0; c < n; ++c) gd[c] += gij * dj[c];
-    }
-    const double* di = d.values.data() + i * n;
-    for (size_t c = 0; c < n; ++c) total += di[c] * gd[c];
-  }
-  return total;
-}
 
 // The output error of quantizing w with input-channel scales s (s empty: none).
 double outputError(const std::vector<double>& g, const Matrix& w, const std::vector<double>& s,
@@ -60,6 +21,20 @@ double outputError(const std::vector<double>& g, const Matrix& w, const std::vec
 }
 
 }  // namespace
+
+std::vector<double> gramMatrix(const ActivationRows& x) {
+  return dense::gram(x.values.data(), x.rows(), x.k);
+}
+
+double quadraticError(const std::vector<double>& g, const Matrix& d) {
+  // G D (K x N), then its entries dotted with D's.
+  std::vector<double> gd(d.values.size(), 0.0);
+  dense::multiplyAdd(false, d.rows, d.cols, d.rows, 1.0, g.data(), d.rows, d.values.data(), d.cols,
+                     gd.data(), d.cols);
+  double total = 0;
+  for (size_t i = 0; i < gd.size(); ++i) total += gd[i] * d.values[i];
+  return total;
+}
 
 Matrix scaleRows(const Matrix& w, const std::vector<double>& s) {
   Matrix out = w;
@@ -79,7 +54,7 @@ AwqChoice searchAwqScales(const ActivationRows& x, const std::vector<const Matri
       meanAbs[i] += std::fabs(x.values[static_cast<size_t>(r) * k + i]);
   }
   for (double& m : meanAbs) m = rows > 0 ? m / static_cast<double>(rows) : 0.0;
-  const std::vector<double> g = gram(x);
+  const std::vector<double> g = gramMatrix(x);
 
   AwqChoice best;
   for (const Matrix* w : weights) {

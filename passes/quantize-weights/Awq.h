@@ -31,6 +31,14 @@ struct AwqChoice {
   double referenceEnergy = 0;  // summed squared float output, for SQNR
 };
 
+/// The Gram matrix G = X^T X (K x K, row-major) of the rows: the squared output error of a
+/// weight error D is sum_n d_n^T G d_n (quadraticError), so comparing candidate weights costs
+/// K^2 N instead of rows * K * N.
+std::vector<double> gramMatrix(const ActivationRows& x);
+
+/// sum_n d_n^T G d_n for the K x N matrix d.
+double quadraticError(const std::vector<double>& g, const Matrix& d);
+
 /// Searches alpha in [0, 1] (kAwqGridPoints points, ends included) for weights that all read
 /// the activation `x` (a group shares one s, since one division of x serves them all).
 AwqChoice searchAwqScales(const ActivationRows& x, const std::vector<const Matrix*>& weights,

@@ -65,7 +65,37 @@ double symmetricScale(const Matrix& w, int64_t n, int64_t first, int64_t last, d
 
 }  // namespace
 
-BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme) {
+int8_t BlockParams::code(double value) const {
+  const auto code = static_cast<int64_t>(std::nearbyint(value / scale)) + zeroPoint;
+  return static_cast<int8_t>(std::clamp<int64_t>(code, qmin, qmax));
+}
+
+BlockParams chooseBlockParams(const Matrix& w, int64_t col, int64_t first, int64_t last,
+                              const BlockScheme& scheme) {
+  double lo = 0, hi = 0;  // the range always holds 0, so that 0 is exact
+  for (int64_t k = first; k < last; ++k) {
+    lo = std::min(lo, w.at(k, col));
+    hi = std::max(hi, w.at(k, col));
+  }
+  BlockParams p;
+  if (scheme.symmetric) {
+    const double amax = std::max(-lo, hi);
+    if (amax > 0) {
+      p.scale =
+          symmetricScale(w, col, first, last, lo, hi, amax, scheme.scaleType, scheme.searchScale);
+    }
+  } else {
+    p.qmin = 0;
+    p.qmax = 15;
+    if (hi > lo) {
+      p.scale = positiveStoredScale((hi - lo) / 15.0, scheme.scaleType);
+      p.zeroPoint = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / p.scale)), 0, 15);
+    }
+  }
+  return p;
+}
+
+BlockQuantized emptyBlockQuantized(const Matrix& w, const BlockScheme& scheme) {
   BlockQuantized q;
   q.rows = w.rows;
   q.cols = w.cols;
@@ -75,38 +105,25 @@ BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme) {
   q.codes.assign(static_cast<size_t>(w.rows * w.cols), 0);
   q.scales.assign(static_cast<size_t>(q.blocks * w.cols), 1.0);
   q.zeroPoints.assign(q.scales.size(), 0);
+  return q;
+}
+
+void BlockQuantized::setParams(int64_t block, int64_t col, const BlockParams& p) {
+  const auto at = static_cast<size_t>(block * cols + col);
+  scales[at] = p.scale;
+  zeroPoints[at] = static_cast<int8_t>(p.zeroPoint);
+}
+
+BlockQuantized quantizeBlockwise(const Matrix& w, const BlockScheme& scheme) {
+  BlockQuantized q = emptyBlockQuantized(w, scheme);
   for (int64_t b = 0; b < q.blocks; ++b) {
     const int64_t first = b * scheme.blockSize;
     const int64_t last = std::min(w.rows, first + scheme.blockSize);
     for (int64_t n = 0; n < w.cols; ++n) {
-      double lo = 0, hi = 0;  // the range always holds 0, so that 0 is exact
+      const BlockParams p = chooseBlockParams(w, n, first, last, scheme);
+      q.setParams(b, n, p);
       for (int64_t k = first; k < last; ++k) {
-        lo = std::min(lo, w.at(k, n));
-        hi = std::max(hi, w.at(k, n));
-      }
-      const size_t p = static_cast<size_t>(b * w.cols + n);
-      double scale = 1.0;
-      int64_t zero = 0, qmin = -7, qmax = 7;
-      if (scheme.symmetric) {
-        qmin = -8;
-        const double amax = std::max(-lo, hi);
-        scale = amax > 0 ? symmetricScale(w, n, first, last, lo, hi, amax, scheme.scaleType,
-                                          scheme.searchScale)
-                         : 1.0;
-      } else {
-        qmin = 0;
-        qmax = 15;
-        if (hi > lo) {
-          scale = positiveStoredScale((hi - lo) / 15.0, scheme.scaleType);
-          zero = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 15);
-        }
-      }
-      q.scales[p] = scale;
-      q.zeroPoints[p] = static_cast<int8_t>(zero);
-      for (int64_t k = first; k < last; ++k) {
-        const auto code = static_cast<int64_t>(std::nearbyint(w.at(k, n) / scale)) + zero;
-        q.codes[static_cast<size_t>(k * w.cols + n)] =
-            static_cast<int8_t>(std::clamp<int64_t>(code, qmin, qmax));
+        q.codes[static_cast<size_t>(k * w.cols + n)] = p.code(w.at(k, n));
       }
     }
   }

@@ -33,6 +33,8 @@ struct BlockScheme {
   bool searchScale = false;
 };
 
+struct BlockParams;
+
 /// The blocks of column n cover rows [b * blockSize, min(K, (b + 1) * blockSize)): the last block
 /// of a K that is not a multiple of blockSize is shorter (ONNX's rule for blocked scales).
 struct BlockQuantized {
@@ -56,7 +58,27 @@ struct BlockQuantized {
   int8_t code(int64_t row, int64_t col) const {
     return codes[static_cast<size_t>(row * cols + col)];
   }
+  void setParams(int64_t block, int64_t col, const BlockParams& params);
 };
+
+/// One (block, column)'s quantizer: codes in [qmin, qmax] standing for (code - zeroPoint) * scale.
+struct BlockParams {
+  double scale = 1.0;
+  int64_t zeroPoint = 0;
+  int64_t qmin = -8;
+  int64_t qmax = 7;
+
+  /// The nearest code (half to even), clamped to [qmin, qmax].
+  int8_t code(double value) const;
+  double value(int8_t code) const { return static_cast<double>(code - zeroPoint) * scale; }
+};
+
+/// The quantizer of rows [first, last) of column `col`, as quantizeBlockwise chooses it.
+BlockParams chooseBlockParams(const Matrix& w, int64_t col, int64_t first, int64_t last,
+                              const BlockScheme& scheme);
+
+/// The blocks of `w` under `scheme`, every code 0 and every scale 1, to be filled.
+BlockQuantized emptyBlockQuantized(const Matrix& w, const BlockScheme& scheme);
 
 /// Round to nearest (half to even). Symmetric: codes in [-8, 7], the scale as searchScale says
 /// (absmax / 8 puts a negative extreme exactly on -8, ONNX Runtime's 16-level symmetric scheme,

@@ -5,6 +5,8 @@
 // Runtime's com.microsoft MatMulNBits instead. method=awq scales weight rows by the calibration
 // activations' per-channel magnitude before rounding (see Awq.h) and divides the activation by
 // the same scales, folded into the producer where that is exact (see ScaleFolding.h).
+// method=gptq rounds the rows of each weight in turn and moves their error onto the rows not
+// yet rounded, against the calibration activations' Gram matrix (see Gptq.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "Awq.h"
 #include "BlockQuant.h"
 #include "Emit.h"
+#include "Gptq.h"
 #include "ScaleFolding.h"
 #include "WeightSites.h"
 #include "qopt/ir/Error.h"
@@ -34,7 +37,7 @@ namespace {
 using wq::BlockQuantized;
 using wq::WeightSite;
 
-enum class Method { Rtn, Awq };
+enum class Method { Rtn, Awq, Gptq };
 enum class Format { Qdq, Ort };
 
 // Blocked DequantizeLinear (block_size) and the int4/uint4 types came in opset 21.
@@ -76,12 +79,22 @@ class QuantizeWeightsPass : public Pass {
       sites = findSites(model, target, again);
     }
     std::map<const Value*, wq::AwqChoice> awq;
-    if (*method_ == Method::Awq) awq = searchAwq(model, sites, context, result);
+    std::map<const Value*, std::vector<double>> grams;
+    if (*method_ != Method::Rtn) {
+      Groups groups = groupByActivation(sites);
+      wq::CapturedActivations captured = capture(model, groups, context, result);
+      if (*method_ == Method::Awq) awq = searchAwq(groups, captured, result);
+      if (*method_ == Method::Gptq) {
+        for (auto& [activation, stats] : captured.grams) {
+          grams.emplace(activation, std::move(stats.gram));
+        }
+      }
+    }
 
     wq::BlockScheme scheme;
     scheme.blockSize = *blockSize_;
     scheme.symmetric = *symmetric_;
-    scheme.searchScale = *method_ == Method::Rtn;
+    scheme.searchScale = *method_ != Method::Awq;
     int64_t bytesBefore = 0, bytesAfter = 0;
     double minScale = std::numeric_limits<double>::infinity(), maxScale = 0;
     for (WeightSite& site : sites) {
@@ -96,6 +109,9 @@ class QuantizeWeightsPass : public Pass {
         for (double& v : toQuantize.values) v *= alpha;
       }
       BlockQuantized q = wq::quantizeBlockwise(toQuantize, scheme);
+      std::string gptqNote;
+      if (*method_ == Method::Gptq)
+        gptqNote = applyGptq(toQuantize, grams.at(site.activation), scheme, q);
       const double sqnr = wq::sqnrDb(toQuantize.values, wq::dequantize(q).values);
       const auto [lo, hi] = std::minmax_element(q.scales.begin(), q.scales.end());
       minScale = std::min(minScale, *lo);
@@ -106,15 +122,14 @@ class QuantizeWeightsPass : public Pass {
       result.statistics.add("weights-quantized");
       result.applied(subject,
                      fmt::format("INT4 weight-only ({}, {}, {}): K={} N={}, {} block(s) of {}{}, "
-                                 "scales [{:.3g}, {:.3g}], weight SQNR {}",
+                                 "scales [{:.3g}, {:.3g}], weight SQNR {}{}",
                                  *format_ == Format::Qdq ? "DequantizeLinear" : "MatMulNBits",
-                                 *method_ == Method::Awq ? "awq" : "rtn",
-                                 *symmetric_ ? "symmetric" : "asymmetric", site.k(), site.n(),
-                                 q.blocks, q.blockSize,
+                                 methodName(), *symmetric_ ? "symmetric" : "asymmetric", site.k(),
+                                 site.n(), q.blocks, q.blockSize,
                                  site.k() % q.blockSize != 0
                                      ? fmt::format(" (last block {})", site.k() % q.blockSize)
                                      : std::string(),
-                                 *lo, *hi, formatDb(sqnr)));
+                                 *lo, *hi, formatDb(sqnr), gptqNote));
     }
     result.statistics["weight-bytes-before"] = bytesBefore;
     result.statistics["weight-bytes-after"] = bytesAfter;
@@ -196,30 +211,79 @@ class QuantizeWeightsPass : public Pass {
     }
   }
 
-  // AWQ scales, one search per activation: the MatMuls reading one tensor share one s, since a
-  // single division of that tensor serves them all. Then the division goes into the graph.
-  std::map<const Value*, wq::AwqChoice> searchAwq(Model& model, std::vector<WeightSite>& sites,
-                                                  PassContext& context, PassResult& result) {
-    std::map<const Value*, std::vector<WeightSite*>> groups;
-    std::vector<const Value*> order;
+  struct Groups {
+    std::map<const Value*, std::vector<WeightSite*>> sites;
+    std::vector<const Value*> order;  // first reader's order
+  };
+
+  // The MatMuls reading one tensor form a group: AWQ gives them one s (a single division of the
+  // tensor serves them all) and GPTQ one Gram matrix.
+  static Groups groupByActivation(std::vector<WeightSite>& sites) {
+    Groups groups;
     for (WeightSite& site : sites) {
-      auto& group = groups[site.activation];
-      if (group.empty()) order.push_back(site.activation);
+      auto& group = groups.sites[site.activation];
+      if (group.empty()) groups.order.push_back(site.activation);
       group.push_back(&site);
     }
+    return groups;
+  }
+
+  wq::CapturedActivations capture(const Model& model, const Groups& groups, PassContext& context,
+                                  PassResult& result) const {
     std::vector<int64_t> widths;
-    for (const Value* v : order) widths.push_back(groups[v].front()->k());
-    wq::CapturedActivations captured = wq::captureActivations(
-        model, order, widths, context, static_cast<size_t>(*samples_), name());
-    result.note("model", fmt::format("AWQ activations from {} sample(s) ({}), at most {} rows per "
-                                     "tensor",
-                                     captured.samples, captured.origin, wq::kMaxActivationRows));
+    for (const Value* v : groups.order) widths.push_back(groups.sites.at(v).front()->k());
+    const bool awq = *method_ == Method::Awq;
+    wq::CapturedActivations captured =
+        wq::captureActivations(model, groups.order, widths, context, static_cast<size_t>(*samples_),
+                               awq ? wq::Keep::Rows : wq::Keep::Gram, name(), awq ? "AWQ" : "GPTQ");
+    if (awq) {
+      result.note("model", fmt::format("AWQ activations from {} sample(s) ({}), at most {} rows "
+                                       "per tensor",
+                                       captured.samples, captured.origin, wq::kMaxActivationRows));
+    } else {
+      int64_t rows = 0;
+      for (const auto& [activation, stats] : captured.grams) rows = std::max(rows, stats.rows);
+      result.note("model", fmt::format("GPTQ Gram matrices from {} sample(s) ({}), up to {} rows "
+                                       "per tensor",
+                                       captured.samples, captured.origin, rows));
+    }
+    return captured;
+  }
+
+  std::string_view methodName() const {
+    return *method_ == Method::Awq ? "awq" : *method_ == Method::Gptq ? "gptq" : "rtn";
+  }
+
+  // Replaces q (round to nearest) by GPTQ's result and says what it gained on the calibration
+  // activations; keeps q, and says why, when the Gram matrix cannot be factored.
+  static std::string applyGptq(const wq::Matrix& w, const std::vector<double>& gram,
+                               const wq::BlockScheme& scheme, BlockQuantized& q) {
+    std::string why;
+    std::optional<BlockQuantized> gptq = wq::quantizeGptq(w, gram, scheme, why);
+    if (!gptq) return fmt::format("; round to nearest kept: {}", why);
+    auto outputError = [&](const BlockQuantized& candidate) {
+      wq::Matrix d = wq::dequantize(candidate);
+      for (size_t i = 0; i < d.values.size(); ++i) d.values[i] -= w.values[i];
+      return wq::quadraticError(gram, d);
+    };
+    const double energy = wq::quadraticError(gram, w);
+    const double rtn = outputError(q), ours = outputError(*gptq);
+    q = std::move(*gptq);
+    return fmt::format("; output SQNR on the calibration activations {} (round to nearest {})",
+                       formatDb(10.0 * std::log10(energy / ours)),
+                       formatDb(10.0 * std::log10(energy / rtn)));
+  }
+
+  // AWQ scales, one search per activation group. Then the division goes into the graph.
+  std::map<const Value*, wq::AwqChoice> searchAwq(Groups& groups,
+                                                  const wq::CapturedActivations& captured,
+                                                  PassResult& result) {
     std::map<const Value*, wq::AwqChoice> choices;
     wq::BlockScheme scheme;
     scheme.blockSize = *blockSize_;
     scheme.symmetric = *symmetric_;
-    for (const Value* activation : order) {
-      std::vector<WeightSite*>& group = groups[activation];
+    for (const Value* activation : groups.order) {
+      std::vector<WeightSite*>& group = groups.sites[activation];
       scheme.scaleType = group.front()->floatType;
       std::vector<const wq::Matrix*> weights;
       std::vector<Node*> readers;
@@ -265,8 +329,9 @@ class QuantizeWeightsPass : public Pass {
                              "method",
                              Method::Rtn,
                              "rtn: round to nearest; awq: activation-aware scales searched on "
-                             "--calib-data",
-                             {{Method::Rtn, "rtn"}, {Method::Awq, "awq"}}};
+                             "--calib-data; gptq: rows rounded in turn, each one's error moved "
+                             "onto the rest against --calib-data's activations",
+                             {{Method::Rtn, "rtn"}, {Method::Awq, "awq"}, {Method::Gptq, "gptq"}}};
   EnumOption<Format> format_{*this,
                              "format",
                              Format::Qdq,
@@ -277,7 +342,7 @@ class QuantizeWeightsPass : public Pass {
                           "Symmetric int4 (codes -8..7, zero point 0; rtn: scale absmax/d, d in "
                           "7..8 chosen per block for the smallest error); false: uint4 with "
                           "min/max zero points"};
-  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples AWQ reads (0: all)"};
+  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples AWQ and GPTQ read (0: all)"};
   TargetOption target_{*this};
 };
 
