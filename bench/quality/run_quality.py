@@ -577,6 +577,7 @@ def in_order(results):
 
 
 def write_results(args, results, run):
+    os.makedirs(args.out_dir, exist_ok=True)
     results = in_order(results)
     largest = run.get("largest") or next(
         (n for n, r in results.items() if "qopt-mixed-precision" in r["methods"]), None)

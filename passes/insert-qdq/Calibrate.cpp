@@ -78,12 +78,10 @@ std::string typeWord(DataType type) {
   return word;
 }
 
-std::vector<quant::AutoChoice> chooseAutoRanges(const Model& model,
-                                                const std::vector<ActivationSite>& activations,
-                                                const std::vector<WeightSite>& weights,
-                                                const CalibrationRun& run,
-                                                const quant::CalibratorSpec& spec,
-                                                ActivationScheme scheme) {
+std::vector<quant::AutoChoice> chooseAutoRanges(
+    const Model& model, const std::vector<ActivationSite>& activations,
+    const std::vector<WeightSite>& weights, const CalibrationRun& run,
+    const quant::CalibratorSpec& spec, ActivationScheme scheme, quant::AutoOutputCheck* check) {
   std::vector<quant::AutoTensor> tensors;
   for (const ActivationSite& site : activations) {
     auto found = run.statistics.find(site.value->name());
@@ -113,7 +111,8 @@ std::vector<quant::AutoChoice> chooseAutoRanges(const Model& model,
       [scheme](const quant::TensorStatistics& stats, double amax) {
         ActivationParams params = activationParamsForAmax(stats, amax, scheme);
         return quant::FakeQuantization{params.scale, params.zeroPoint, params.isUnsigned};
-      });
+      },
+      check);
 }
 
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,

@@ -49,7 +49,8 @@ std::vector<quant::AutoChoice> chooseAutoRanges(const Model& model,
                                                 const std::vector<WeightSite>& weights,
                                                 const CalibrationRun& run,
                                                 const quant::CalibratorSpec& spec,
-                                                ActivationScheme scheme);
+                                                ActivationScheme scheme,
+                                                quant::AutoOutputCheck* check = nullptr);
 
 /// `choice`: what calibrator=auto chose and why (nullptr for the other calibrators).
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,

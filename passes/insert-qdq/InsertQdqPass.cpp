@@ -138,8 +138,10 @@ class InsertQdqPass : public Pass {
                                                : qdq::ActivationScheme::SignedSymmetric;
     std::vector<quant::AutoChoice> choices;
     if (automatic) {
-      choices =
-          qdq::chooseAutoRanges(model, plan.activations, plan.weights, calibration, spec, scheme);
+      quant::AutoOutputCheck check;
+      choices = qdq::chooseAutoRanges(model, plan.activations, plan.weights, calibration, spec,
+                                      scheme, &check);
+      if (check.run) result.note("model", quant::describeOutputCheck(check));
     }
 
     std::vector<quant::ScaleEntry> scaleEntries;

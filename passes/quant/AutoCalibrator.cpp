@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ConsumerProbe.h"
+#include "OutputCheck.h"
 #include "qopt/ir/Error.h"
 #include "qopt/quant/AutoCalibration.h"
 
@@ -48,6 +49,71 @@ bool clipHasConstantBounds(const Node& clip) {
            std::isfinite(clip.attrFloat("max", 0));
   }
   return constantScalar(clip.input(1)).has_value() && constantScalar(clip.input(2)).has_value();
+}
+
+double sqnrOf(double error) {
+  return error > 0 ? -10.0 * std::log10(error) : std::numeric_limits<double>::infinity();
+}
+
+// The whole-model check (AutoOutputCheck): replaces the per-tensor choices by one calibrator's
+// thresholds everywhere when that gives the smaller output error.
+void checkWholeModel(const Model& model, std::span<const AutoTensor> tensors,
+                     std::vector<AutoChoice>& choices, const QuantizedWeights& weights,
+                     std::span<const analysis::Sample> samples, const FakeQuantizer& quantizer,
+                     AutoOutputCheck& check) {
+  // Each calibrator everywhere, first with the tensors bounded by construction kept at their
+  // max (the per-tensor rule), then truly everywhere: the check sees the model's outputs, so a
+  // clipped bound that costs accuracy (an attention Softmax) shows there.
+  auto bounded = [](const AutoChoice& c) {
+    return c.reason.rfind("bounded by construction", 0) == 0;
+  };
+  std::vector<std::string> labels{"per-tensor choices"};
+  std::vector<std::vector<double>> amaxes{{}};
+  std::vector<size_t> kinds{0};  // the calibrator of each assignment (unused for the first)
+  for (const AutoChoice& c : choices) amaxes[0].push_back(c.amax);
+  for (bool keepBounds : {true, false}) {
+    for (size_t k = 0; k < std::size(kAutoCandidateKinds); ++k) {
+      std::vector<double> uniform;
+      for (const AutoChoice& c : choices) {
+        const bool fixed = !(c.amax > 0) || (keepBounds && bounded(c));
+        uniform.push_back(fixed ? c.amax : c.candidates[k].amax);
+      }
+      if (std::find(amaxes.begin(), amaxes.end(), uniform) != amaxes.end()) continue;
+      labels.push_back(fmt::format("{} everywhere{}", calibratorName(kAutoCandidateKinds[k]),
+                                   keepBounds ? " (bounded tensors at their max)" : ""));
+      amaxes.push_back(std::move(uniform));
+      kinds.push_back(k);
+    }
+  }
+  if (amaxes.size() == 1) return;  // every calibrator everywhere is the per-tensor choice
+  std::vector<std::vector<QuantizedTensor>> assignments;
+  for (const std::vector<double>& a : amaxes) {
+    std::vector<QuantizedTensor> assignment;
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      if (!(a[t] > 0)) continue;
+      assignment.push_back({tensors[t].value, quantizer(*tensors[t].statistics, a[t])});
+    }
+    assignments.push_back(std::move(assignment));
+  }
+  const std::vector<double> errors = measureOutputErrors(model, assignments, weights, samples);
+  check.run = true;
+  size_t best = 0;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    check.errors.emplace_back(labels[i], errors[i]);
+    if (errors[i] < errors[best]) best = i;  // strictly: the per-tensor choices win ties
+  }
+  check.kept = labels[best];
+  if (best == 0) return;
+  const CalibratorKind kind = kAutoCandidateKinds[kinds[best]];
+  for (size_t t = 0; t < choices.size(); ++t) {
+    AutoChoice& c = choices[t];
+    if (c.amax == amaxes[best][t]) continue;
+    c.chosen = kind;
+    c.amax = amaxes[best][t];
+    c.reason = fmt::format(
+        "whole-model check: {} gave output SQNR {:.2f} dB, the per-tensor choices {:.2f} dB",
+        labels[best], sqnrOf(errors[best]), sqnrOf(errors[0]));
+  }
 }
 
 std::string candidateErrors(const AutoChoice& choice) {
@@ -102,7 +168,7 @@ std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const Aut
                                          const CalibratorSpec& spec,
                                          const QuantizedWeights& weights,
                                          std::span<const analysis::Sample> samples,
-                                         const FakeQuantizer& quantizer) {
+                                         const FakeQuantizer& quantizer, AutoOutputCheck* check) {
   std::vector<AutoChoice> choices(tensors.size());
   std::vector<ProbeTensor> judged;
   std::vector<std::vector<double>> distinct(tensors.size());  // amax values judged, per tensor
@@ -170,7 +236,20 @@ std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const Aut
     }
     choice.reason = "smallest consumer error";
   }
+  AutoOutputCheck local;
+  checkWholeModel(model, tensors, choices, weights, samples, quantizer,
+                  check != nullptr ? *check : local);
   return choices;
+}
+
+std::string describeOutputCheck(const AutoOutputCheck& check) {
+  std::string out;
+  for (const auto& [label, error] : check.errors) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {:.2f} dB", label, sqnrOf(error));
+  }
+  return fmt::format("auto's whole-model check (output SQNR on the judged samples): {}; kept {}",
+                     out, check.kept);
 }
 
 std::string describeAutoChoice(const AutoChoice& choice) {

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "ConsumerProbe.h"
+#include "FakeQuantize.h"
 #include "qopt/analysis/Comparison.h"
 #include "qopt/analysis/ParallelSamples.h"
 #include "qopt/interp/Interpreter.h"
@@ -23,11 +24,6 @@
 namespace qopt::quant {
 
 namespace {
-
-// The com.microsoft QuantizeLinear/DequantizeLinear (opset 1 of that domain) run as the default
-// domain's opset 21 in the interpreter: the probe works whatever the model's own opset (9 has no
-// QuantizeLinear) and takes float16 scales for a float16 tensor.
-constexpr const char* kQdqDomain = "com.microsoft";
 
 struct Twin {
   size_t reference = 0;  // index into Probe::references
@@ -41,37 +37,6 @@ struct Probe {
   /// twinOf[tensor][candidate][consumer]: index into twins.
   std::vector<std::vector<std::vector<size_t>>> twinOf;
 };
-
-Node* addNode(Graph& graph, const std::string& op, const std::string& domain, Node* before,
-              const std::string& base) {
-  Node* node = graph.createEmptyNode(op, domain, before);
-  node->setName(graph.model().uniqueNodeName(base));
-  return node;
-}
-
-/// x -> QuantizeLinear -> DequantizeLinear at `q`, before `before`; the dequantized value.
-Value* fakeQuantize(Graph& graph, Value* x, const FakeQuantization& q, Node* before) {
-  const DataType floatType = floatTypeOf(x);
-  const DataType integerType = q.isUnsigned ? DataType::UInt8 : DataType::Int8;
-  const std::string base = x->name() + "_auto";
-  Value* scale = addNamedInitializer(
-      graph, base + "_scale", Tensor::fromDoubles(floatType, {}, std::vector<double>{q.scale}));
-  Value* zero =
-      addNamedInitializer(graph, base + "_zero_point",
-                          Tensor::fromInt64s(integerType, {}, std::vector<int64_t>{q.zeroPoint}));
-  Node* quantize = addNode(graph, "QuantizeLinear", kQdqDomain, before, base + "_QuantizeLinear");
-  for (Value* in : {x, scale, zero}) quantize->addInput(in);
-  Value* quantized = quantize->addOutput(graph.model().uniqueValueName(base + "_quantized"));
-  ValueType type = x->type();
-  if (type.isTensor()) type.elemType = integerType;
-  quantized->setType(type);
-  Node* dequantize =
-      addNode(graph, "DequantizeLinear", kQdqDomain, before, base + "_DequantizeLinear");
-  for (Value* in : {quantized, scale, zero}) dequantize->addInput(in);
-  Value* out = dequantize->addOutput(graph.model().uniqueValueName(base + "_dequantized"));
-  out->setType(x->type());
-  return out;
-}
 
 /// Elementwise activations TensorRT fuses into the layer before them: what the layer computes
 /// is their output, so an error they remove (a negative value under a ReLU) costs nothing.
@@ -100,7 +65,8 @@ std::vector<Node*> fusedActivations(Node* consumer) {
 }
 
 Node* copyNode(Graph& graph, const Node& node, Node* before) {
-  Node* copy = addNode(graph, node.opType(), node.domain(), before, node.name() + "_auto_twin");
+  Node* copy =
+      addProbeNode(graph, node.opType(), node.domain(), before, node.name() + "_auto_twin");
   ValueMap none;
   for (const Attribute& attr : node.attributes()) copy->setAttr(attr.clone(copy, none));
   return copy;
@@ -128,20 +94,8 @@ Probe buildProbe(const Model& model, std::span<const ProbeTensor> tensors,
   Probe probe;
   probe.model = model.clone();
   Graph& graph = probe.model->graph();
-  if (!probe.model->opsetVersion(kQdqDomain)) probe.model->setOpsetVersion(kQdqDomain, 1);
-  // The clone keeps the node order: the i-th node of one is the i-th of the other.
-  std::unordered_map<const Node*, Node*> nodeOf;
-  {
-    std::vector<Node*> copies;
-    for (Node* node : graph.nodes()) copies.push_back(node);
-    size_t i = 0;
-    for (const Node* node : model.graph().nodes()) {
-      if (i >= copies.size() || copies[i]->opType() != node->opType()) {
-        throw internal(model, node->describe(), "the probe's copy of the graph differs");
-      }
-      nodeOf[node] = copies[i++];
-    }
-  }
+  prepareQdqDomain(*probe.model);
+  std::unordered_map<const Node*, Node*> nodeOf = nodeCorrespondence(model, *probe.model);
   std::map<std::pair<const Node*, size_t>, Value*> weightValues;
   std::unordered_map<const Value*, size_t> referenceOf;
   for (const ProbeTensor& tensor : tensors) {

@@ -367,6 +367,87 @@ TEST(AutoCalibrator, AllZeroTensorAndEqualCandidates) {
   for (const AutoCandidate& c : same.candidates) EXPECT_FALSE(c.error.has_value());
 }
 
+// --- the whole-model check ---
+
+// x feeds a Mul whose output passes an Add (no fused activation: the consumer is judged at the
+// Mul) and then a Relu. x is 99998 values in [0, 1) and two at -100: at the Mul, keeping the -100s
+// (max) costs least; at the output the Relu removes them, so a clipped range costs far less.
+// The check measures every assignment on the model's output (recomputed here in double), keeps
+// the smallest, and the choices follow it.
+TEST(AutoCalibrator, WholeModelCheckMeasuresTheOutput) {
+  auto model = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 100000] x) => (float[1, 100000] y) <float one = {1.0}, float zero = {0.0}> {
+  m = Mul(x, one)
+  s = Add(m, zero)
+  y = Relu(s)
+}
+)",
+                              "tail.onnxtxt");
+  std::vector<float> x(100000);
+  for (size_t i = 0; i < 99998; ++i) x[i] = static_cast<float>(i % 997) / 997.0f;
+  x[99998] = x[99999] = -100.0f;
+  auto samples = oneSample("x", {1, 100000}, x);
+  auto stats = statisticsOf(*model, {"x"}, samples);
+  const Value* value = model->graph().findValue("x");
+  AutoTensor tensor;
+  tensor.value = value;
+  tensor.uses.assign(value->uses().begin(), value->uses().end());
+  tensor.statistics = &stats.at("x");
+  std::vector<AutoTensor> tensors{tensor};
+  AutoOutputCheck check;
+  std::vector<AutoChoice> choices =
+      chooseAutoRanges(*model, tensors, CalibratorSpec{}, {}, samples, symmetricInt8, &check);
+  ASSERT_EQ(choices.size(), 1u);
+  const AutoChoice& choice = choices.front();
+  ASSERT_TRUE(check.run) << describeAutoChoice(choice);
+  ASSERT_GE(check.errors.size(), 2u);
+  EXPECT_EQ(check.errors.front().first, "per-tensor choices");
+
+  // The output error of x quantized at amax, in double.
+  auto outputError = [&](double amax) {
+    const double scale = static_cast<double>(static_cast<float>(amax / 127.0));
+    double noise = 0, signal = 0;
+    for (float v : x) {
+      const double q = std::clamp(std::nearbyint(double{v} / scale), -128.0, 127.0) * scale;
+      const double want = std::max(0.0, double{v}), got = std::max(0.0, q);
+      noise += (got - want) * (got - want);
+      signal += want * want;
+    }
+    return noise / signal;
+  };
+  // The per-tensor judgement (the smallest error at the Mul) kept the -100s; the check measured
+  // what the output sees.
+  const AutoCandidate* perTensor = &choice.candidates.front();
+  for (const AutoCandidate& c : choice.candidates) {
+    ASSERT_TRUE(c.error.has_value());
+    if (*c.error < *perTensor->error) perTensor = &c;
+  }
+  EXPECT_GT(perTensor->amax, 90.0);
+  EXPECT_NEAR(check.errors.front().second, outputError(perTensor->amax),
+              1e-3 * check.errors.front().second + 1e-12);
+  double best = check.errors.front().second;
+  std::string kept = check.errors.front().first;
+  for (const auto& [label, error] : check.errors) {
+    for (const AutoCandidate& c : choice.candidates) {
+      if (label.rfind(std::string(calibratorName(c.calibrator)) + " everywhere", 0) == 0) {
+        EXPECT_NEAR(error, outputError(c.amax), 1e-3 * error + 1e-12) << label;
+      }
+    }
+    if (error < best) {
+      best = error;
+      kept = label;
+    }
+  }
+  EXPECT_EQ(check.kept, kept);
+  // A clipping calibrator exists here and wins at the output, by orders of magnitude.
+  EXPECT_NE(check.kept, "per-tensor choices") << describeOutputCheck(check);
+  EXPECT_LT(choice.amax, 50.0);
+  EXPECT_LT(best, 0.01 * check.errors.front().second);
+  EXPECT_NE(choice.reason.find("whole-model check"), std::string::npos) << choice.reason;
+  EXPECT_NE(describeOutputCheck(check).find("kept " + check.kept), std::string::npos);
+}
+
 TEST(AutoCalibrator, HistogramCalibratorsRefuseAuto) {
   TensorStatistics stats;
   std::vector<float> values{1, 2};

@@ -1,5 +1,6 @@
 // calibrator=auto: per activation tensor, the threshold of whichever calibrator (max,
-// percentile, entropy, mse) makes what the tensor's consumers compute closest to float.
+// percentile, entropy, mse) makes what the tensor's consumers compute closest to float; then a
+// check of the whole model's outputs against each calibrator everywhere (AutoOutputCheck).
 //
 // The candidates come from the statistics of the one calibration pass (their histograms). Each
 // distinct candidate is then judged on a few calibration samples (kAutoCalibrationSamples, the
@@ -102,15 +103,33 @@ FakeQuantization symmetricInt8(const TensorStatistics& stats, double amax);
 std::vector<AutoCandidate> autoCandidates(const TensorStatistics& stats,
                                           const CalibratorSpec& spec);
 
+/// The whole-model check that follows the per-tensor choices: the model's outputs (mean noise /
+/// signal over its float outputs, on the same samples) with every tensor quantized at once at
+/// its per-tensor choice, and with every tensor at one calibrator's threshold (tensors bounded
+/// by construction at their max). A calibrator that beats the per-tensor choices there replaces
+/// them: the consumers' errors are judged one tensor at a time, and their sum over a deep model
+/// can be worse than one calibrator everywhere.
+struct AutoOutputCheck {
+  bool run = false;
+  /// "per-tensor choices", then each calibrator's name, with its output error (noise / signal).
+  std::vector<std::pair<std::string, double>> errors;
+  std::string kept;  // the winner's label
+};
+
 /// The choice for each tensor, in the order given, judging on `samples` (the caller passes at
-/// most kAutoCalibrationSamples). Runs the probe once per sample, samples in parallel; the result
-/// does not depend on the thread count. Throws qopt::Error naming the sample when the probe
-/// fails to run, and (Internal) for a tensor or use that is not in `model`.
+/// most kAutoCalibrationSamples). Runs the probe once per sample, then the whole-model check (its
+/// outcome in `check` when given), samples in parallel; the result does not depend on the thread
+/// count. Throws qopt::Error naming the sample when the probe fails to run, and (Internal) for a
+/// tensor or use that is not in `model`.
 std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const AutoTensor> tensors,
                                          const CalibratorSpec& spec,
                                          const QuantizedWeights& weights,
                                          std::span<const analysis::Sample> samples,
-                                         const FakeQuantizer& quantizer = symmetricInt8);
+                                         const FakeQuantizer& quantizer = symmetricInt8,
+                                         AutoOutputCheck* check = nullptr);
+
+/// One line for remarks: the output SQNR of each assignment the check ran, and the one kept.
+std::string describeOutputCheck(const AutoOutputCheck& check);
 
 /// One line for remarks: "mse (amax 3.2): consumer error max 1.2e-03, percentile 9.1e-04, ...".
 std::string describeAutoChoice(const AutoChoice& choice);
