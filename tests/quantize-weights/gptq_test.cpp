@@ -39,6 +39,15 @@ ActivationRows correlatedRows(int64_t rows, int64_t k, int64_t factors, std::mt1
   return x;
 }
 
+// Round to nearest's scheme: the scale searched per block, as method=gptq uses it.
+BlockScheme searchedScheme(int64_t blockSize, bool symmetric) {
+  BlockScheme scheme;
+  scheme.blockSize = blockSize;
+  scheme.symmetric = symmetric;
+  scheme.searchScale = true;
+  return scheme;
+}
+
 double outputSqnrDb(const std::vector<double>& gram, const Matrix& w, const BlockQuantized& q) {
   Matrix d = dequantize(q);
   for (size_t i = 0; i < d.values.size(); ++i) d.values[i] -= w.values[i];
@@ -98,10 +107,7 @@ TEST(Gptq, UncorrelatedChannelsGiveRoundToNearest) {
   std::vector<double> h(static_cast<size_t>(k * k), 0.0);
   for (int64_t i = 0; i < k; ++i) h[static_cast<size_t>(i * k + i)] = 1.0 + 0.5 * (i % 7);
   for (bool symmetric : {true, false}) {
-    BlockScheme scheme;
-    scheme.blockSize = 32;
-    scheme.symmetric = symmetric;
-    scheme.searchScale = true;
+    const BlockScheme scheme = searchedScheme(32, symmetric);
     std::string why;
     const auto gptq = quantizeGptq(w, h, scheme, why);
     ASSERT_TRUE(gptq.has_value()) << why;
@@ -122,10 +128,7 @@ TEST(Gptq, CorrelatedChannelsBeatRoundToNearest) {
   const ActivationRows seen = correlatedRows(2000, k, 12, data);
   const std::vector<double> gram = gramMatrix(seen);
   for (bool symmetric : {true, false}) {
-    BlockScheme scheme;
-    scheme.blockSize = 64;
-    scheme.symmetric = symmetric;
-    scheme.searchScale = true;
+    const BlockScheme scheme = searchedScheme(64, symmetric);
     std::string why;
     const auto gptq = quantizeGptq(w, gram, scheme, why);
     ASSERT_TRUE(gptq.has_value()) << why;
