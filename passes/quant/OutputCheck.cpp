@@ -6,7 +6,9 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "FakeQuantize.h"
 #include "qopt/analysis/Comparison.h"
@@ -64,19 +66,63 @@ struct OutputSums {
   std::vector<double> signal;
 };
 
-std::vector<std::vector<float>> floatOutputs(const std::vector<interp::Array>& arrays) {
-  std::vector<std::vector<float>> out;
-  for (const interp::Array& a : arrays) {
-    if (isFloatingPoint(a.dataType())) {
-      out.push_back(a.toFloatVector());
-    } else {
-      out.emplace_back();  // integer outputs (argmax indices) are not compared
+// What the check compares for each graph output: the output, or where a Softmax, LogSoftmax or
+// Sigmoid makes it (through ops that only move values), that op's input. Saturated
+// probabilities differ from float by amounts that say little: the logits carry the result.
+std::vector<std::string> comparedValues(const Graph& graph) {
+  std::vector<std::string> names;
+  for (const Value* output : graph.outputs()) {
+    const Value* current = output;
+    for (int depth = 0; depth < 16; ++depth) {
+      const Node* producer = current->producer();
+      if (producer == nullptr || producer->numInputs() == 0) break;
+      if (producer->is("Softmax") || producer->is("LogSoftmax") || producer->is("Sigmoid")) {
+        current = producer->input(0);
+        break;
+      }
+      bool moves = false;
+      for (const char* op :
+           {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) {
+        moves = moves || producer->is(op);
+      }
+      if (!moves) break;
+      current = producer->input(0);
+    }
+    if (current->producer() == nullptr) current = output;
+    // An untyped intermediate (no shape inference ran) counts; a typed integer one (argmax
+    // indices) does not.
+    const DataType type = current->type().elemType;
+    if (current->producer() != nullptr && (type == DataType::Undefined || isFloatingPoint(type))) {
+      names.push_back(current->name());
     }
   }
-  return out;
+  return names;
 }
 
+class ValueCollector : public interp::CaptureObserver {
+ public:
+  ValueCollector(const Graph& graph, const std::vector<std::string>& names) : values(names.size()) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      const Value* v = graph.findValue(names[i]);
+      if (v == nullptr) continue;
+      wanted_.insert(v);
+      index_[v] = i;
+    }
+  }
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void captured(const Value& value, const interp::Array& array) override {
+    if (auto it = index_.find(&value); it != index_.end())
+      values[it->second] = array.toFloatVector();
+  }
+  std::vector<std::vector<float>> values;
+
+ private:
+  std::unordered_set<const Value*> wanted_;
+  std::unordered_map<const Value*, size_t> index_;
+};
+
 std::vector<std::vector<std::vector<float>>> runAll(const Model& model,
+                                                    const std::vector<std::string>& names,
                                                     std::span<const analysis::Sample> samples,
                                                     const char* what) {
   const Graph& graph = model.graph();
@@ -84,12 +130,14 @@ std::vector<std::vector<std::vector<float>>> runAll(const Model& model,
   analysis::forEachSample<interp::Interpreter>(
       samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
       [&](interp::Interpreter& interpreter, size_t i) {
+        ValueCollector collector(graph, names);
         try {
-          outputs[i] = floatOutputs(interpreter.run(analysis::feedFor(graph, samples[i].inputs)));
+          interpreter.run(analysis::feedFor(graph, samples[i].inputs), &collector);
         } catch (const Error& e) {
           throw Error(e.kind(), e.where().empty() ? samples[i].source : e.where(), e.subject(),
                       fmt::format("{} ({} on sample {})", e.cause(), what, samples[i].source));
         }
+        outputs[i] = std::move(collector.values);
       });
   return outputs;
 }
@@ -100,12 +148,13 @@ std::vector<double> measureOutputErrors(const Model& model,
                                         std::span<const std::vector<QuantizedTensor>> assignments,
                                         const QuantizedWeights& weights,
                                         std::span<const analysis::Sample> samples) {
-  const auto reference = runAll(model, samples, "running the float model for auto's check");
+  const std::vector<std::string> names = comparedValues(model.graph());
+  const auto reference = runAll(model, names, samples, "running the float model for auto's check");
   std::vector<double> errors;
   for (const std::vector<QuantizedTensor>& tensors : assignments) {
     std::unique_ptr<Model> copy = quantizedCopy(model, tensors, weights);
-    const auto quantized = runAll(*copy, samples, "auto's whole-model check");
-    const size_t outputs = reference.empty() ? 0 : reference.front().size();
+    const auto quantized = runAll(*copy, names, samples, "auto's whole-model check");
+    const size_t outputs = names.size();
     OutputSums sums{std::vector<double>(outputs, 0), std::vector<double>(outputs, 0)};
     for (size_t s = 0; s < samples.size(); ++s) {  // in sample order: deterministic
       for (size_t o = 0; o < outputs; ++o) {
@@ -126,7 +175,6 @@ std::vector<double> measureOutputErrors(const Model& model,
     double sum = 0;
     size_t counted = 0;
     for (size_t o = 0; o < outputs; ++o) {
-      if (reference.front()[o].empty()) continue;
       ++counted;
       sum += sums.signal[o] > 0 ? sums.noise[o] / sums.signal[o]
                                 : (sums.noise[o] > 0 ? std::numeric_limits<double>::infinity() : 0);
