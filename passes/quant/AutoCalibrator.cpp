@@ -12,18 +12,11 @@
 #include "OutputCheck.h"
 #include "qopt/ir/Error.h"
 #include "qopt/quant/AutoCalibration.h"
+#include "qopt/quant/GraphValues.h"
 
 namespace qopt::quant {
 
 namespace {
-
-/// Ops that only move or reshape values: a bound on their input bounds their output.
-bool keepsValues(const Node& node) {
-  for (const char* op : {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) {
-    if (node.is(op)) return true;
-  }
-  return false;
-}
 
 /// The constant scalar behind `value` (an initializer or a Constant node's tensor), if any.
 std::optional<double> constantScalar(const Value* value) {
@@ -129,20 +122,13 @@ std::string candidateErrors(const AutoChoice& choice) {
 }  // namespace
 
 std::string boundedByConstruction(const Value& value) {
-  const Value* current = &value;
-  for (int depth = 0; depth < 16 && current != nullptr; ++depth) {
-    const Node* producer = current->producer();
-    if (producer == nullptr) return {};
-    if (keepsValues(*producer)) {
-      current = producer->input(0);
-      continue;
-    }
-    for (const char* op : {"Softmax", "Sigmoid", "HardSigmoid", "Tanh"}) {
-      if (producer->is(op)) return op;
-    }
-    if (producer->is("Clip") && clipHasConstantBounds(*producer)) return "Clip";
-    return {};
+  // A bound on a moved or reshaped value bounds the result.
+  const Node* producer = producerOfNumbers(value);
+  if (producer == nullptr) return {};
+  for (const char* op : {"Softmax", "Sigmoid", "HardSigmoid", "Tanh"}) {
+    if (producer->is(op)) return op;
   }
+  if (producer->is("Clip") && clipHasConstantBounds(*producer)) return "Clip";
   return {};
 }
 

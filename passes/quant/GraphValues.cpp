@@ -21,4 +21,19 @@ Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor ten
   return value;
 }
 
+Node* producerOfNumbers(const Value& value) {
+  const Value* current = &value;
+  for (int depth = 0; depth < 16 && current != nullptr; ++depth) {
+    Node* producer = current->producer();
+    if (producer == nullptr) return nullptr;
+    bool moves = false;
+    for (const char* op : {"Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) {
+      moves = moves || producer->is(op);
+    }
+    if (!moves) return producer;
+    current = producer->input(0);
+  }
+  return nullptr;
+}
+
 }  // namespace qopt::quant

@@ -16,11 +16,11 @@ struct QuantizedTensor {
 };
 
 /// For each assignment: the mean over the graph's float outputs of noise / signal (sums over
-/// `samples`) of the model with those tensors read through Q/DQ and `weights` in their quantized
-/// form. An output made by a Softmax, LogSoftmax or Sigmoid (through Reshape, Transpose and the
-/// like) is compared at that op's input, the logits. An output that is all 0 in float counts 0
-/// when it stays 0, else infinity. Samples run in parallel; the result does not depend on the
-/// thread count.
+/// `samples`, analysis::outputErrors' SQNR) of the model with those tensors read through Q/DQ
+/// and `weights` in their quantized form. An output made by a Softmax, LogSoftmax or Sigmoid
+/// (through Reshape, Transpose and the like) is compared at that op's input, the logits. An
+/// output that is all 0 in float counts 0 when it stays 0, else infinity. Samples run in
+/// parallel; the result does not depend on the thread count.
 std::vector<double> measureOutputErrors(const Model& model,
                                         std::span<const std::vector<QuantizedTensor>> assignments,
                                         const QuantizedWeights& weights,

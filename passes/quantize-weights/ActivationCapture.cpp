@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "DenseMath.h"
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/Metrics.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
@@ -19,8 +21,10 @@ class RowCollector : public interp::CaptureObserver {
       : keep_(keep), out_(out) {
     for (size_t i = 0; i < values.size(); ++i) {
       wanted_.insert(values[i]);
-      out_.rows[values[i]].k = widths[i];
-      if (keep == Keep::Gram) {
+      widths_[values[i]] = widths[i];
+      if (keep == Keep::Rows) {
+        out_.rows[values[i]].k = widths[i];
+      } else {
         GramStats& g = out_.grams[values[i]];
         g.k = widths[i];
         g.gram.assign(static_cast<size_t>(widths[i] * widths[i]), 0.0);
@@ -30,39 +34,37 @@ class RowCollector : public interp::CaptureObserver {
 
   void finish() {
     for (auto& [value, g] : out_.grams) dense::symmetrize(g.gram, g.k);
-    if (keep_ == Keep::Gram) out_.rows.clear();
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
   void captured(const Value& value, const interp::Array& array) override { add(&value, array); }
 
   void add(const Value* value, const interp::Array& array) {
-    ActivationRows& rows = out_.rows.at(value);
-    if (array.rank() < 1 || array.dim(-1) != rows.k) {
+    const int64_t k = widths_.at(value);
+    if (array.rank() < 1 || array.dim(-1) != k) {
       throw Error(ErrorKind::Input, "", fmt::format("tensor '{}'", value->name()),
                   fmt::format("has last dim {} at run time; its MatMul weight has K={}",
-                              array.rank() < 1 ? 0 : array.dim(-1), rows.k));
+                              array.rank() < 1 ? 0 : array.dim(-1), k));
     }
     if (keep_ == Keep::Gram) {
-      const std::vector<float> values = array.toFloatVector();
-      const std::vector<double> x(values.begin(), values.end());
+      const std::vector<double> x = analysis::toDoubles(array);
       GramStats& g = out_.grams.at(value);
-      const auto count = static_cast<int64_t>(x.size()) / g.k;
-      dense::addGramUpper(x.data(), count, g.k, g.gram);
+      const auto count = static_cast<int64_t>(x.size()) / k;
+      dense::addGramUpper(x.data(), count, k, g.gram);
       g.rows += count;
       return;
     }
+    ActivationRows& rows = out_.rows.at(value);
     const size_t have = static_cast<size_t>(rows.rows());
     if (have >= kMaxActivationRows) return;
     const std::vector<float> values = array.toFloatVector();
-    const size_t take =
-        std::min(values.size() / static_cast<size_t>(rows.k), kMaxActivationRows - have);
-    rows.values.insert(
-        rows.values.end(), values.begin(),
-        values.begin() + static_cast<std::ptrdiff_t>(take * static_cast<size_t>(rows.k)));
+    const size_t take = std::min(values.size() / static_cast<size_t>(k), kMaxActivationRows - have);
+    rows.values.insert(rows.values.end(), values.begin(),
+                       values.begin() + static_cast<std::ptrdiff_t>(take * static_cast<size_t>(k)));
   }
 
  private:
   std::unordered_set<const Value*> wanted_;
+  std::unordered_map<const Value*, int64_t> widths_;
   Keep keep_;
   CapturedActivations& out_;
 };

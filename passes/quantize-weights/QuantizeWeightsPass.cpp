@@ -79,16 +79,11 @@ class QuantizeWeightsPass : public Pass {
       sites = findSites(model, target, again);
     }
     std::map<const Value*, wq::AwqChoice> awq;
-    std::map<const Value*, std::vector<double>> grams;
+    wq::CapturedActivations captured;  // GPTQ reads its Gram matrices below
     if (*method_ != Method::Rtn) {
       Groups groups = groupByActivation(sites);
-      wq::CapturedActivations captured = capture(model, groups, context, result);
+      captured = capture(model, groups, context, result);
       if (*method_ == Method::Awq) awq = searchAwq(groups, captured, result);
-      if (*method_ == Method::Gptq) {
-        for (auto& [activation, stats] : captured.grams) {
-          grams.emplace(activation, std::move(stats.gram));
-        }
-      }
     }
 
     wq::BlockScheme scheme;
@@ -111,7 +106,7 @@ class QuantizeWeightsPass : public Pass {
       BlockQuantized q = wq::quantizeBlockwise(toQuantize, scheme);
       std::string gptqNote;
       if (*method_ == Method::Gptq)
-        gptqNote = applyGptq(toQuantize, grams.at(site.activation), scheme, q);
+        gptqNote = applyGptq(toQuantize, captured.grams.at(site.activation).gram, scheme, q);
       const double sqnr = wq::sqnrDb(toQuantize.values, wq::dequantize(q).values);
       const auto [lo, hi] = std::minmax_element(q.scales.begin(), q.scales.end());
       minScale = std::min(minScale, *lo);

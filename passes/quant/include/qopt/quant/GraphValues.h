@@ -1,5 +1,6 @@
 // Small graph edits the quantization passes share: the float type Q/DQ pairs of a value work in,
-// and constants added with a unique name and their type declared.
+// constants added with a unique name and their type declared, and the op that last changed a
+// value's numbers.
 #pragma once
 
 #include <string>
@@ -13,5 +14,10 @@ DataType floatTypeOf(const Value* value);
 
 /// Adds `tensor` as an initializer named after `baseName` (made unique), typed by the tensor.
 Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor tensor);
+
+/// The node that computed `value`'s numbers, looking through ops that only move or reshape
+/// them (Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Identity); nullptr for a graph input
+/// or initializer, or when 16 producers in a row only move values.
+Node* producerOfNumbers(const Value& value);
 
 }  // namespace qopt::quant
