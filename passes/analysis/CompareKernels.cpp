@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -80,21 +81,12 @@ struct Lanes {
   }
 };
 
-template <class T>
-[[gnu::always_inline]] inline bool allFinite(const T* r, const T* a, size_t m) {
-  constexpr double kMax = std::numeric_limits<double>::max();
-  size_t finite = 0;
-  for (size_t j = 0; j < m; ++j) {
-    finite += (std::abs(static_cast<double>(r[j])) <= kMax ? 1 : 0) +
-              (std::abs(static_cast<double>(a[j])) <= kMax ? 1 : 0);
-  }
-  return finite == 2 * m;
-}
-
 // Four doubles, one per lane (GCC vector extensions: AVX registers where the clone has them,
 // pairs of SSE2 ones otherwise; the same lanes and the same operations either way).
 using Double4 = double __attribute__((vector_size(4 * sizeof(double))));
 using Float4 = float __attribute__((vector_size(4 * sizeof(float))));
+using Mask4 = int64_t __attribute__((vector_size(4 * sizeof(int64_t))));
+using Int4 = int32_t __attribute__((vector_size(4 * sizeof(int32_t))));
 
 [[gnu::always_inline]] inline Double4 load4(const float* p) {
   Float4 f;
@@ -124,17 +116,44 @@ using Float4 = float __attribute__((vector_size(4 * sizeof(float))));
   for (size_t k = 0; k < kLanes; ++k) lanes[k] = v[k];
 }
 
-// `m` pairs, all finite, m a multiple of kLanes: pair j goes to lane j % kLanes, with exactly
-// the operations of Lanes::addPair.
+// The bin numbers of finite values, four at a time (as binIndicesImpl computes them).
+struct Binner4 {
+  Double4 low, inverse, last;
+  explicit Binner4(const BinGrid& grid) {
+    const double bound = static_cast<double>(grid.bins - 1);
+    low = Double4{grid.low, grid.low, grid.low, grid.low};
+    inverse = Double4{grid.inverseWidth, grid.inverseWidth, grid.inverseWidth, grid.inverseWidth};
+    last = Double4{bound, bound, bound, bound};
+  }
+  [[gnu::always_inline]] void store(Double4 x, int32_t* index) const {
+    Double4 t = (x - low) * inverse;
+    t = t < 0.0 ? 0.0 : t;
+    t = t > last ? last : t;
+    const Int4 i = __builtin_convertvector(t, Int4);
+    std::memcpy(index, &i, sizeof i);
+  }
+};
+
+// `m` pairs, m a multiple of kLanes: pair j goes to lane j % kLanes, with exactly the
+// operations of Lanes::addPair, and with a binner each value's bin goes to indexR / indexA.
+// Returns false, leaving the lanes as they were, when a value is not finite (the caller takes
+// the value-by-value path).
 template <class T>
-[[gnu::always_inline]] inline void addFinite(Lanes& lanes, const T* r, const T* a, size_t m) {
+[[gnu::always_inline]] inline bool addFinite(Lanes& lanes, const T* r, const T* a, size_t m,
+                                             const Binner4* binner = nullptr,
+                                             int32_t* indexR = nullptr, int32_t* indexA = nullptr) {
+  constexpr double kMax = std::numeric_limits<double>::max();
   Double4 maxAbs = fromLanes(lanes.maxAbs), sumAbs = fromLanes(lanes.sumAbs);
   Double4 sse = fromLanes(lanes.sumSquaredError), srr = fromLanes(lanes.sumReferenceSquared);
   Double4 saa = fromLanes(lanes.sumActualSquared), sra = fromLanes(lanes.sumProduct);
   Double4 low = fromLanes(lanes.low), high = fromLanes(lanes.high);
+  Mask4 finite = Mask4{} - 1;
   for (size_t j = 0; j < m; j += kLanes) {
     const Double4 rv = load4(r + j);
     const Double4 av = load4(a + j);
+    const Double4 absR = rv < 0 ? -rv : rv;
+    const Double4 absA = av < 0 ? -av : av;
+    finite &= (absR <= kMax) & (absA <= kMax);  // false for NaN too
     const Double4 e = rv - av;
     const Double4 absE = e < 0 ? -e : e;
     maxAbs = laneMax(maxAbs, absE);
@@ -145,7 +164,12 @@ template <class T>
     sra += rv * av;
     low = laneMin(low, laneMin(rv, av));
     high = laneMax(high, laneMax(rv, av));
+    if (binner != nullptr) {
+      binner->store(rv, indexR + j);
+      binner->store(av, indexA + j);
+    }
   }
+  if ((finite[0] & finite[1] & finite[2] & finite[3]) == 0) return false;
   toLanes(maxAbs, lanes.maxAbs);
   toLanes(sumAbs, lanes.sumAbs);
   toLanes(sse, lanes.sumSquaredError);
@@ -155,6 +179,7 @@ template <class T>
   toLanes(low, lanes.low);
   toLanes(high, lanes.high);
   for (size_t k = 0; k < kLanes; ++k) lanes.count[k] += m / kLanes;
+  return true;
 }
 
 template <class T>
@@ -166,34 +191,14 @@ template <class T>
   }
 }
 
-// Chunks of all-finite pairs (the usual case) take the branch-free loop.
+// The bin of each of `m` values: floor((x - low) * inverseWidth) clamped to [0, last] (the
+// clamp first makes the floor a truncation, which vectorizes), `skip` for a non-finite value.
 template <class T>
-[[gnu::always_inline]] inline PairSums sumPairsImpl(const T* reference, const T* actual, size_t n) {
-  constexpr size_t kChunk = 1024;
-  Lanes lanes;
-  const size_t whole = n / kLanes * kLanes;
-  for (size_t start = 0; start < whole; start += kChunk) {
-    const size_t m = std::min(kChunk, whole - start);
-    const T* r = reference + start;
-    const T* a = actual + start;
-    if (allFinite(r, a, m)) {
-      addFinite(lanes, r, a, m);
-      continue;
-    }
-    for (size_t j = 0; j < m; ++j) addAny<T>(lanes, j % kLanes, r[j], a[j]);
-  }
-  for (size_t i = whole; i < n; ++i) addAny<T>(lanes, i - whole, reference[i], actual[i]);
-  return lanes.result();
-}
-
-// The bin of each of `m` values: floor((x - low) / width) clamped to [0, last] (the clamp first
-// makes the floor a truncation, which vectorizes), `skip` for a non-finite value.
-template <class T>
-[[gnu::always_inline]] inline void binIndicesImpl(const T* v, size_t m, double low, double width,
+[[gnu::always_inline]] inline void binIndicesImpl(const T* v, size_t m, double low, double inverse,
                                                   double last, double skip, int32_t* index) {
   for (size_t j = 0; j < m; ++j) {
     const double x = v[j];
-    double t = (x - low) / width;
+    double t = (x - low) * inverse;
     t = t < 0.0 ? 0.0 : t;
     t = t > last ? last : t;
     const bool finite = std::abs(x) <= std::numeric_limits<double>::max();
@@ -201,44 +206,129 @@ template <class T>
   }
 }
 
-QOPT_COMPARE_CLONES void binIndices(const float* v, size_t m, double low, double width, double last,
-                                    double skip, int32_t* index) {
-  binIndicesImpl(v, m, low, width, last, skip, index);
-}
+// Counts bins block by block: the bin numbers of a block are computed first (a loop the
+// compiler vectorizes), then counted into kTables interleaved tables, value j of a block into
+// table j % kTables, so that a run of values in one bin (the zeros after a Relu) makes
+// kTables independent chains of increments instead of one. A non-finite value gets bin `bins`,
+// never counted.
+class BinCounter {
+ public:
+  static constexpr size_t kBlock = 256;
+  static constexpr size_t kTables = 8;
 
-QOPT_COMPARE_CLONES void binIndices(const double* v, size_t m, double low, double width,
-                                    double last, double skip, int32_t* index) {
-  binIndicesImpl(v, m, low, width, last, skip, index);
-}
+  BinCounter(const BinGrid& grid, uint64_t* counts)
+      : grid_(grid), counts_(counts), tables_(kTables * (grid.bins + 1), 0) {}
 
-// Bins in blocks: the bin numbers of a block are computed first (a loop the compiler
-// vectorizes), then counted into kLanes interleaved tables, so that runs of values in one bin
-// do not wait on each other's increments. A non-finite value gets bin `bins`, never counted.
-template <class T>
-[[gnu::always_inline]] inline uint64_t countBinsImpl(const T* values, size_t n, double low,
-                                                     double width, size_t bins, uint64_t* counts) {
-  constexpr size_t kBlock = 256;
-  const double last = static_cast<double>(bins - 1);
-  const double skip = static_cast<double>(bins);
-  std::vector<uint32_t> tables(kLanes * (bins + 1), 0);
-  uint64_t skipped = 0;
-  auto flush = [&] {
-    for (size_t k = 0; k < kLanes; ++k) {
-      for (size_t b = 0; b < bins; ++b) counts[b] += tables[k * (bins + 1) + b];
-      skipped += tables[k * (bins + 1) + bins];
-    }
-    std::fill(tables.begin(), tables.end(), 0);
-  };
-  int32_t index[kBlock];
-  for (size_t start = 0; start < n; start += kBlock) {
-    const size_t m = std::min(kBlock, n - start);
-    const T* v = values + start;
-    binIndices(v, m, low, width, last, skip, index);
-    for (size_t j = 0; j < m; ++j) ++tables[(j % kLanes) * (bins + 1) + index[j]];
-    if ((start / kBlock) % 4096 == 4095) flush();  // uint32 tables never overflow
+  const BinGrid& grid() const { return grid_; }
+
+  // At most kBlock values.
+  template <class T>
+  [[gnu::always_inline]] void add(const T* values, size_t m) {
+    int32_t index[kBlock];
+    binIndicesImpl(values, m, grid_.low, grid_.inverseWidth, static_cast<double>(grid_.bins - 1),
+                   static_cast<double>(grid_.bins), index);
+    count(index, m);
   }
-  flush();
-  return n - skipped;
+
+  // At most kBlock bin numbers (`bins` for a value not counted).
+  [[gnu::always_inline]] void count(const int32_t* index, size_t m) {
+    const size_t stride = grid_.bins + 1;
+    uint32_t* t[kTables];
+    for (size_t k = 0; k < kTables; ++k) t[k] = tables_.data() + k * stride;
+    size_t j = 0;
+    for (; j + kTables <= m; j += kTables) {
+      for (size_t k = 0; k < kTables; ++k) ++t[k][index[j + k]];
+    }
+    for (; j < m; ++j) ++t[j % kTables][index[j]];
+    seen_ += m;
+    if (++blocks_ % 4096 == 0) flush();  // uint32 tables never overflow
+  }
+
+  // Adds the tables to the counts; returns how many finite values were counted in all.
+  uint64_t finish() {
+    flush();
+    return seen_ - skipped_;
+  }
+
+ private:
+  void flush() {
+    const size_t stride = grid_.bins + 1;
+    for (size_t k = 0; k < kTables; ++k) {
+      for (size_t b = 0; b < grid_.bins; ++b) counts_[b] += tables_[k * stride + b];
+      skipped_ += tables_[k * stride + grid_.bins];
+    }
+    std::fill(tables_.begin(), tables_.end(), 0);
+  }
+
+  BinGrid grid_;
+  uint64_t* counts_;
+  std::vector<uint32_t> tables_;
+  uint64_t seen_ = 0;
+  uint64_t skipped_ = 0;
+  size_t blocks_ = 0;
+};
+
+// Chunks of all-finite pairs (the usual case) take the branch-free loop. With counters, each
+// chunk's values are binned while they are in cache.
+template <class T>
+[[gnu::always_inline]] inline PairSums sumPairsImpl(const T* reference, const T* actual, size_t n,
+                                                    BinCounter* referenceBins = nullptr,
+                                                    BinCounter* actualBins = nullptr) {
+  constexpr size_t kChunk = BinCounter::kBlock;
+  static_assert(kChunk % kLanes == 0);
+  Lanes lanes;
+  const size_t whole = n / kLanes * kLanes;
+  const std::optional<Binner4> binner =
+      referenceBins != nullptr ? std::optional<Binner4>(referenceBins->grid()) : std::nullopt;
+  int32_t indexR[kChunk];
+  int32_t indexA[kChunk];
+  for (size_t start = 0; start < whole; start += kChunk) {
+    const size_t m = std::min(kChunk, whole - start);
+    const T* r = reference + start;
+    const T* a = actual + start;
+    if (addFinite(lanes, r, a, m, binner ? &*binner : nullptr, indexR, indexA)) {
+      if (binner) {
+        referenceBins->count(indexR, m);
+        actualBins->count(indexA, m);
+      }
+      continue;
+    }
+    for (size_t j = 0; j < m; ++j) addAny<T>(lanes, j % kLanes, r[j], a[j]);
+    if (referenceBins != nullptr) {
+      referenceBins->add(r, m);
+      actualBins->add(a, m);
+    }
+  }
+  for (size_t i = whole; i < n; ++i) addAny<T>(lanes, i - whole, reference[i], actual[i]);
+  if (referenceBins != nullptr && whole < n) {
+    referenceBins->add(reference + whole, n - whole);
+    actualBins->add(actual + whole, n - whole);
+  }
+  return lanes.result();
+}
+
+template <class T>
+[[gnu::always_inline]] inline uint64_t countBinsImpl(const T* values, size_t n, const BinGrid& grid,
+                                                     uint64_t* counts) {
+  BinCounter counter(grid, counts);
+  for (size_t start = 0; start < n; start += BinCounter::kBlock) {
+    counter.add(values + start, std::min(BinCounter::kBlock, n - start));
+  }
+  return counter.finish();
+}
+
+template <class T>
+[[gnu::always_inline]] inline PairSums sumAndCountImpl(const T* reference, const T* actual,
+                                                       size_t n, const BinGrid& grid,
+                                                       uint64_t* referenceCounts,
+                                                       uint64_t* actualCounts,
+                                                       uint64_t counted[2]) {
+  BinCounter referenceBins(grid, referenceCounts);
+  BinCounter actualBins(grid, actualCounts);
+  PairSums sums = sumPairsImpl(reference, actual, n, &referenceBins, &actualBins);
+  counted[0] = referenceBins.finish();
+  counted[1] = actualBins.finish();
+  return sums;
 }
 
 }  // namespace
@@ -251,14 +341,27 @@ QOPT_COMPARE_CLONES PairSums sumPairs(const double* reference, const double* act
   return sumPairsImpl(reference, actual, n);
 }
 
-QOPT_COMPARE_CLONES uint64_t countBins(const float* values, size_t n, double low, double width,
-                                       size_t bins, uint64_t* counts) {
-  return countBinsImpl(values, n, low, width, bins, counts);
+QOPT_COMPARE_CLONES uint64_t countBins(const float* values, size_t n, const BinGrid& grid,
+                                       uint64_t* counts) {
+  return countBinsImpl(values, n, grid, counts);
 }
 
-QOPT_COMPARE_CLONES uint64_t countBins(const double* values, size_t n, double low, double width,
-                                       size_t bins, uint64_t* counts) {
-  return countBinsImpl(values, n, low, width, bins, counts);
+QOPT_COMPARE_CLONES uint64_t countBins(const double* values, size_t n, const BinGrid& grid,
+                                       uint64_t* counts) {
+  return countBinsImpl(values, n, grid, counts);
+}
+
+QOPT_COMPARE_CLONES PairSums sumAndCountPairs(const float* reference, const float* actual, size_t n,
+                                              const BinGrid& grid, uint64_t* referenceCounts,
+                                              uint64_t* actualCounts, uint64_t counted[2]) {
+  return sumAndCountImpl(reference, actual, n, grid, referenceCounts, actualCounts, counted);
+}
+
+QOPT_COMPARE_CLONES PairSums sumAndCountPairs(const double* reference, const double* actual,
+                                              size_t n, const BinGrid& grid,
+                                              uint64_t* referenceCounts, uint64_t* actualCounts,
+                                              uint64_t counted[2]) {
+  return sumAndCountImpl(reference, actual, n, grid, referenceCounts, actualCounts, counted);
 }
 
 }  // namespace qopt::analysis::detail

@@ -1,9 +1,9 @@
 // The loops every layer comparison runs over whole tensors (verify{layers=all}, sensitivity):
 // the error sums of a reference/actual pair with the range of their finite values in one pass,
-// and the histogram bin of every value. Built for the x86-64 baseline, AVX2 and AVX-512 (the
-// loader picks one), and exact whatever the build: the sums are kept in four fixed lanes (value
-// i goes to lane i % 4, the lanes are added in one order at the end), the bins are computed in
-// double as PairedHistogram defines them.
+// and the histogram bin of every value, apart or in the same pass. Built for the x86-64 baseline,
+// AVX2 and AVX-512 (the loader picks one), and exact whatever the build: the sums are kept in four
+// fixed lanes (value i goes to lane i % 4, the lanes are added in one order at the end), the bins
+// are computed in double as PairedHistogram defines them.
 #pragma once
 
 #include <cstddef>
@@ -27,11 +27,27 @@ struct PairSums {
 PairSums sumPairs(const float* reference, const float* actual, size_t n);
 PairSums sumPairs(const double* reference, const double* actual, size_t n);
 
-/// Adds each finite value's bin, floor((v - low) / width) clamped to [0, bins - 1], to
-/// `counts` (bins entries); returns how many values were counted.
-uint64_t countBins(const float* values, size_t n, double low, double width, size_t bins,
-                   uint64_t* counts);
-uint64_t countBins(const double* values, size_t n, double low, double width, size_t bins,
-                   uint64_t* counts);
+/// Equal-width bins: a finite value v falls in floor((v - low) * inverseWidth) clamped to
+/// [0, bins - 1].
+struct BinGrid {
+  double low = 0;
+  double inverseWidth = 1;
+  size_t bins = 0;
+};
+
+/// Adds each finite value's bin to `counts` (grid.bins entries); returns how many values were
+/// counted.
+uint64_t countBins(const float* values, size_t n, const BinGrid& grid, uint64_t* counts);
+uint64_t countBins(const double* values, size_t n, const BinGrid& grid, uint64_t* counts);
+
+/// sumPairs and countBins of both sides in one pass over the pairs (the same sums and counts):
+/// reference values counted into referenceCounts, actual ones into actualCounts, how many of
+/// each into counted[0] and counted[1].
+PairSums sumAndCountPairs(const float* reference, const float* actual, size_t n,
+                          const BinGrid& grid, uint64_t* referenceCounts, uint64_t* actualCounts,
+                          uint64_t counted[2]);
+PairSums sumAndCountPairs(const double* reference, const double* actual, size_t n,
+                          const BinGrid& grid, uint64_t* referenceCounts, uint64_t* actualCounts,
+                          uint64_t counted[2]);
 
 }  // namespace qopt::analysis::detail

@@ -73,6 +73,23 @@ void PairedHistogram::addValues(std::span<const T> reference, std::span<const T>
   count(actual_, actual);
 }
 
+bool PairedHistogram::covers(double low, double high) const {
+  if (low > high) return true;
+  return width_ > 0 && low >= low_ && high < low_ + static_cast<double>(bins()) * width_;
+}
+
+void PairedHistogram::addCounts(std::span<const uint64_t> reference,
+                                std::span<const uint64_t> actual, uint64_t total) {
+  if (reference.size() != reference_.size() || actual.size() != actual_.size()) {
+    throw Error(ErrorKind::Internal, {}, {}, "bin counts do not match the histogram's bins");
+  }
+  for (size_t i = 0; i < reference_.size(); ++i) {
+    reference_[i] += static_cast<double>(reference[i]);
+    actual_[i] += static_cast<double>(actual[i]);
+  }
+  total_ += total;
+}
+
 void PairedHistogram::include(double value) {
   while (value < low_) grow(true);
   while (value >= low_ + static_cast<double>(bins()) * width_) grow(false);
@@ -97,8 +114,8 @@ void PairedHistogram::count(std::vector<double>& counts, std::span<const T> valu
   // Integer counts while scanning (no floating-point add chained on one bin), added to the
   // bins once: the same totals, exactly.
   std::vector<uint64_t> local(counts.size(), 0);
-  total_ +=
-      detail::countBins(values.data(), values.size(), low_, width_, counts.size(), local.data());
+  const detail::BinGrid grid{low_, 1.0 / width_, counts.size()};
+  total_ += detail::countBins(values.data(), values.size(), grid, local.data());
   for (size_t i = 0; i < counts.size(); ++i) counts[i] += static_cast<double>(local[i]);
 }
 

@@ -68,7 +68,20 @@ void ErrorAccumulator::addValues(std::span<const T> reference, std::span<const T
                 fmt::format("comparing {} reference values with {} actual values", reference.size(),
                             actual.size()));
   }
-  const detail::PairSums sums = detail::sumPairs(reference.data(), actual.data(), reference.size());
+  // Once the histogram has bins, the values are binned in the pass that sums them; they are
+  // binned again only when they fall outside those bins (the bins widen first).
+  const size_t bins = static_cast<size_t>(histogram_.bins());
+  std::vector<uint64_t> counts;
+  uint64_t counted[2] = {0, 0};
+  detail::PairSums sums;
+  if (histogram_.binWidth() > 0) {
+    counts.assign(2 * bins, 0);
+    const detail::BinGrid grid{histogram_.low(), 1.0 / histogram_.binWidth(), bins};
+    sums = detail::sumAndCountPairs(reference.data(), actual.data(), reference.size(), grid,
+                                    counts.data(), counts.data() + bins, counted);
+  } else {
+    sums = detail::sumPairs(reference.data(), actual.data(), reference.size());
+  }
   count_ += sums.count;
   nonFinite_ += sums.nonFinite;
   maxAbs_ = std::max(maxAbs_, sums.maxAbs);
@@ -77,6 +90,11 @@ void ErrorAccumulator::addValues(std::span<const T> reference, std::span<const T
   sumReferenceSquared_ += sums.sumReferenceSquared;
   sumActualSquared_ += sums.sumActualSquared;
   sumProduct_ += sums.sumProduct;
+  if (!counts.empty() && histogram_.covers(sums.low, sums.high)) {
+    const std::span<const uint64_t> all(counts);
+    histogram_.addCounts(all.first(bins), all.subspan(bins), counted[0] + counted[1]);
+    return;
+  }
   histogram_.addInRange(reference, actual, sums.low, sums.high);
 }
 

@@ -6,12 +6,16 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/Comparison.h"
+#include "qopt/analysis/ComparisonQueue.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::verify {
 
 namespace {
+
+// Tensors waiting for their comparison: the run waits when they would hold more.
+constexpr size_t kMaxPendingBytes = size_t{512} << 20;
 
 // Keeps the current model's captured tensors of one sample.
 class CurrentCapture : public interp::CaptureObserver {
@@ -34,13 +38,14 @@ class CurrentCapture : public interp::CaptureObserver {
   std::unordered_map<const Value*, interp::Array> arrays_;
 };
 
-// Compares each original tensor with the current one as soon as it is computed, so only one
-// model's intermediates are held at a time.
+// Queues each original tensor's comparison with the current one as soon as it is computed (on
+// another thread while the run goes on), so only one model's intermediates are held at a time.
 class ReferenceCapture : public interp::CaptureObserver {
  public:
   ReferenceCapture(std::span<const TensorPair> pairs, const CurrentCapture& current,
-                   std::vector<analysis::ErrorAccumulator>& layers)
-      : pairs_(pairs), current_(current), layers_(layers) {
+                   std::vector<analysis::ErrorAccumulator>& layers,
+                   analysis::ComparisonQueue& queue)
+      : pairs_(pairs), current_(current), layers_(layers), queue_(queue) {
     for (size_t i = 0; i < pairs.size(); ++i) {
       wanted_.insert(pairs[i].reference);
       index_.emplace(pairs[i].reference, i);
@@ -54,7 +59,7 @@ class ReferenceCapture : public interp::CaptureObserver {
       const TensorPair& pair = pairs_[it->second];
       const interp::Array* actual = current_.find(pair.actual);
       if (actual == nullptr || actual->shape() != array.shape()) continue;
-      layers_[it->second].add(array, *actual, fmt::format("tensor '{}'", pair.tensor));
+      queue_.push(layers_[it->second], array, *actual, fmt::format("tensor '{}'", pair.tensor));
     }
   }
 
@@ -62,6 +67,7 @@ class ReferenceCapture : public interp::CaptureObserver {
   std::span<const TensorPair> pairs_;
   const CurrentCapture& current_;
   std::vector<analysis::ErrorAccumulator>& layers_;
+  analysis::ComparisonQueue& queue_;
   std::unordered_set<const Value*> wanted_;
   std::unordered_multimap<const Value*, size_t> index_;
 };
@@ -82,7 +88,8 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   interp::Interpreter originalRun(original);
   interp::Interpreter currentRun(current);
   CurrentCapture currentCapture(pairs);
-  ReferenceCapture referenceCapture(pairs, currentCapture, errors.layers);
+  analysis::ComparisonQueue queue(kMaxPendingBytes);
+  ReferenceCapture referenceCapture(pairs, currentCapture, errors.layers, queue);
   for (const analysis::Sample& sample : samples) {
     std::vector<interp::Array> actual = currentRun.run(analysis::feedFor(current, sample.inputs),
                                                        pairs.empty() ? nullptr : &currentCapture);
@@ -101,6 +108,7 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
       errors.outputs[o].add(reference[o], actual[o], label);
     }
   }
+  queue.drain();
   return errors;
 }
 

@@ -98,13 +98,45 @@ TEST(CompareKernels, BinsMatchValueByValue) {
          {std::pair{&p.reference, &expectReference}, std::pair{&p.actual, &expectActual}}) {
       for (float v : *values) {
         if (!std::isfinite(v)) continue;
-        const double bin = std::floor((static_cast<double>(v) - h.low()) / h.binWidth());
+        const double bin = std::floor((static_cast<double>(v) - h.low()) * (1.0 / h.binWidth()));
         (*counts)[static_cast<size_t>(std::clamp(bin, 0.0, 127.0))] += 1;
       }
     }
     EXPECT_EQ(h.reference(), expectReference) << n;
     EXPECT_EQ(h.actual(), expectActual) << n;
   }
+}
+
+// Once an accumulator's histogram has bins, later samples are binned in the pass that sums them;
+// a sample inside the bins and one past them (the bins widen, the values are binned again) give
+// the counts that a histogram fed the same samples alone gives.
+TEST(CompareKernels, BinsCountedWhileSummingEqualBinsCountedApart) {
+  Pair first = makePair(70001, 3);
+  Pair inside = makePair(65536 + 9, 4);
+  for (float& v : inside.reference) v *= 0.5f;
+  for (float& v : inside.actual) v *= 0.5f;
+  Pair wider = makePair(1031, 6);
+  for (float& v : wider.reference) v *= 4.0f;
+  ErrorAccumulator acc(128);
+  PairedHistogram apart(128);
+  for (const Pair* p : {&first, &inside, &wider, &inside}) {
+    acc.add(std::span<const float>(p->reference), std::span<const float>(p->actual));
+    apart.add(std::span<const float>(p->reference), std::span<const float>(p->actual));
+    EXPECT_EQ(acc.histogram().low(), apart.low());
+    EXPECT_EQ(acc.histogram().binWidth(), apart.binWidth());
+    EXPECT_EQ(acc.histogram().reference(), apart.reference());
+    EXPECT_EQ(acc.histogram().actual(), apart.actual());
+  }
+  EXPECT_GT(apart.binWidth(), 0.0);
+  double total = 0;
+  for (double c : acc.histogram().reference()) total += c;
+  for (double c : acc.histogram().actual()) total += c;
+  size_t finite = 0;
+  for (const Pair* p : {&first, &inside, &wider, &inside}) {
+    for (float v : p->reference) finite += std::isfinite(v) ? 1 : 0;
+    for (float v : p->actual) finite += std::isfinite(v) ? 1 : 0;
+  }
+  EXPECT_EQ(total, static_cast<double>(finite));
 }
 
 }  // namespace

@@ -24,6 +24,15 @@ class PairedHistogram {
   void addInRange(std::span<const float> reference, std::span<const float> actual, double low,
                   double high);
 
+  /// Whether finite values in [low, high] fall in the current bins without widening them
+  /// (always for low > high: no values; never before the first values).
+  bool covers(double low, double high) const;
+  /// Adds counts made on the current bins (bin of v: floor((v - low()) / binWidth()) with the
+  /// division done as a product by 1 / binWidth(), clamped to the bins), bins() each, of
+  /// `total` values in all. For callers that bin while they read the values for other sums.
+  void addCounts(std::span<const uint64_t> reference, std::span<const uint64_t> actual,
+                 uint64_t total);
+
   bool empty() const { return total_ == 0; }
   int bins() const { return static_cast<int>(reference_.size()); }
   /// Lower edge of bin 0 and the width of every bin.
