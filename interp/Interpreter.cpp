@@ -12,8 +12,11 @@
 #include "AllocationLimit.h"
 #include "BufferPool.h"
 #include "ConvFusion.h"
+#include "KernelSupport.h"
 #include "ThreadPool.h"
 #include "ops/ConvKernel.h"
+#include "ops/QuantLoops.h"
+#include "ops/QuantMath.h"
 #include "qopt/interp/Kernel.h"
 #include "qopt/ir/Error.h"
 
@@ -49,6 +52,7 @@ struct Step {
   std::vector<int32_t> outputs;    // slot per output, -1 when absent
   std::vector<int32_t> freeAfter;  // slots whose last use is this step
   int32_t chain = -1;              // a Conv step that heads a fusable chain: its index
+  int32_t fakeQuant = -1;          // a QuantizeLinear step fusable with its DequantizeLinear
 };
 
 // A Conv + BatchNormalization + Add + Relu/Clip chain (ConvFusion.h) as planned: when a run
@@ -59,6 +63,18 @@ struct PlannedChain {
   std::vector<int32_t> laterSteps;  // the BatchNormalization, Add and activation steps
   std::vector<int32_t> innerSlots;  // values computed only inside the fused step
   int32_t outputSlot = -1;
+};
+
+// A QuantizeLinear -> DequantizeLinear pair on 8-bit integers with one scale and zero point each
+// (an activation of a Q/DQ model): when a run allows it, the QuantizeLinear step computes the
+// DequantizeLinear's output in one pass (ops/QuantLoops.h) and the integers never exist.
+struct PlannedFakeQuant {
+  int32_t dequantizeStep = -1;
+  int32_t integerSlot = -1;  // the QuantizeLinear's output
+  int32_t outputSlot = -1;   // the DequantizeLinear's
+  QuantizeParams quantize;
+  float dequantizeScale = 1.0f;
+  int32_t dequantizeZeroPoint = 0;
 };
 
 struct GraphPlan {
@@ -72,6 +88,7 @@ struct GraphPlan {
   std::vector<ValueRef> outputs;
   std::vector<Step> steps;
   std::vector<PlannedChain> chains;
+  std::vector<PlannedFakeQuant> fakeQuants;
 };
 
 // Live bytes of intermediate arrays, counting shared storage once.
@@ -148,6 +165,7 @@ struct Interpreter::Plan {
                                                  const Step& step, uint64_t maxTensorBytes);
   uint64_t hoistedBytes = 0;
   void planChains(GraphPlan& gp, const Graph& graph) const;
+  void planFakeQuants(GraphPlan& gp, const Graph& graph) const;
   std::vector<Array> execute(Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
                              const std::function<const Array*(const Value*)>& outer,
                              CaptureObserver* observer);
@@ -312,6 +330,7 @@ const GraphPlan& Interpreter::Plan::prepare(Interpreter& self, const Graph& grap
   }
 
   planChains(*gp, graph);
+  planFakeQuants(*gp, graph);
 
   const GraphPlan& result = *gp;
   graphs[&graph] = std::move(gp);
@@ -359,6 +378,90 @@ void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph) const {
     planned.chain = std::move(chain);
     gp.steps[static_cast<size_t>(head)].chain = static_cast<int32_t>(gp.chains.size());
     gp.chains.push_back(std::move(planned));
+  }
+}
+
+namespace {
+
+// The one scale (float) or zero point (8-bit integer) of a QuantizeLinear or DequantizeLinear
+// input: a constant of one element, else null.
+const Array* scalarConstant(const GraphPlan& gp, const ValueRef& ref) {
+  if (ref.kind != ValueRef::Kind::Constant) return nullptr;
+  const Array& a = gp.constants[static_cast<size_t>(ref.index)];
+  return a.numel() == 1 && a.rank() <= 1 ? &a : nullptr;
+}
+
+bool isEightBit(DataType t) {
+  return t == DataType::Int8 || t == DataType::UInt8;
+}
+
+// Whether a QuantizeLinear or DequantizeLinear node works per tensor (no blocks; the output type
+// that of the zero point).
+bool perTensorNode(const Node& node, int64_t opset, DataType zeroPointType) {
+  if (opset < 21) return true;
+  if (node.attrInt("block_size", 0) != 0) return false;
+  const int64_t outputDtype = node.attrInt("output_dtype", 0);
+  return outputDtype == 0 || dataTypeFromInt(outputDtype) == zeroPointType;
+}
+
+Array runFakeQuantize(const Array& x, const PlannedFakeQuant& fq, ThreadPool* pool) {
+  Array y(DataType::Float, x.shape());
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  parallelFor(pool, x.numel(), kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+    fakeQuantizeRow(xp + i0, yp + i0, i1 - i0, fq.quantize, fq.dequantizeScale,
+                    fq.dequantizeZeroPoint);
+  });
+  return y;
+}
+
+}  // namespace
+
+void Interpreter::Plan::planFakeQuants(GraphPlan& gp, const Graph& graph) const {
+  if (!fuse) return;
+  std::unordered_map<const Node*, int32_t> stepOf;
+  for (size_t i = 0; i < gp.steps.size(); ++i) stepOf[gp.steps[i].node] = static_cast<int32_t>(i);
+  for (size_t i = 0; i < gp.steps.size(); ++i) {
+    Step& q = gp.steps[i];
+    const Node& node = *q.node;
+    if (!node.is("QuantizeLinear") || q.inputs.size() != 3 || q.outputs.size() != 1) continue;
+    const Array* scale = scalarConstant(gp, q.inputs[1]);
+    const Array* zero = scalarConstant(gp, q.inputs[2]);
+    if (scale == nullptr || zero == nullptr || scale->dataType() != DataType::Float ||
+        !isEightBit(zero->dataType()) || !perTensorNode(node, q.opset, zero->dataType())) {
+      continue;
+    }
+    const Value* integers = node.output(0);
+    if (integers->isGraphOutput() || integers->uses().size() != 1) continue;
+    const Node* dq = integers->uses()[0].user;
+    auto dqStep = stepOf.find(dq);
+    if (dq->graph() != &graph || !dq->is("DequantizeLinear") || integers->uses()[0].index != 0 ||
+        dqStep == stepOf.end()) {
+      continue;
+    }
+    const Step& d = gp.steps[static_cast<size_t>(dqStep->second)];
+    if (d.inputs.size() < 2 || d.outputs.size() != 1 || d.outputs[0] < 0) continue;
+    const Array* dqScale = scalarConstant(gp, d.inputs[1]);
+    const Array* dqZero = d.inputs.size() > 2 ? scalarConstant(gp, d.inputs[2]) : nullptr;
+    const bool dqZeroAbsent = d.inputs.size() < 3 || d.inputs[2].kind == ValueRef::Kind::Absent;
+    if (dqScale == nullptr || dqScale->dataType() != DataType::Float ||
+        (!dqZeroAbsent && (dqZero == nullptr || dqZero->dataType() != zero->dataType())) ||
+        !perTensorNode(*dq, d.opset, zero->dataType())) {
+      continue;
+    }
+    const QuantRange range = quantRange(zero->dataType());
+    const auto z = static_cast<int32_t>(zero->getInt64(0));
+    PlannedFakeQuant planned;
+    planned.dequantizeStep = dqStep->second;
+    planned.integerSlot = q.outputs[0];
+    planned.outputSlot = d.outputs[0];
+    planned.quantize = {scale->data<float>()[0], z,
+                        static_cast<float>(static_cast<int64_t>(range.min) - z),
+                        static_cast<float>(static_cast<int64_t>(range.max) - z)};
+    planned.dequantizeScale = dqScale->data<float>()[0];
+    planned.dequantizeZeroPoint = dqZeroAbsent ? 0 : static_cast<int32_t>(dqZero->getInt64(0));
+    q.fakeQuant = static_cast<int32_t>(gp.fakeQuants.size());
+    gp.fakeQuants.push_back(planned);
   }
 }
 
@@ -421,7 +524,8 @@ std::vector<Array> Interpreter::Plan::execute(
            std::any_of(chain.innerSlots.begin(), chain.innerSlots.end(),
                        [&](int32_t slot) { return wanted[static_cast<size_t>(slot)] != 0; });
   };
-  std::vector<char> skipped(plan.chains.empty() ? 0 : plan.steps.size(), 0);
+  std::vector<char> skipped(plan.chains.empty() && plan.fakeQuants.empty() ? 0 : plan.steps.size(),
+                            0);
   auto release = [&](const Step& step) {
     for (int32_t slot : step.freeAfter) {
       Array& a = slots[static_cast<size_t>(slot)];
@@ -441,6 +545,14 @@ std::vector<Array> Interpreter::Plan::execute(
     const Node& node = *step.node;
     inputs.clear();
     for (const ValueRef& ref : step.inputs) inputs.push_back(resolve(ref, &node, step.opset));
+    // A QuantizeLinear -> DequantizeLinear pair runs as one pass unless the integers are wanted.
+    const PlannedFakeQuant* fakeQuant =
+        step.fakeQuant >= 0 ? &plan.fakeQuants[static_cast<size_t>(step.fakeQuant)] : nullptr;
+    if (fakeQuant != nullptr &&
+        ((!wanted.empty() && wanted[static_cast<size_t>(fakeQuant->integerSlot)]) ||
+         inputs[0] == nullptr || inputs[0]->dataType() != DataType::Float)) {
+      fakeQuant = nullptr;
+    }
     outputs.assign(step.outputs.size(), Array());
     const PlannedChain* chain = step.chain >= 0 ? &plan.chains[static_cast<size_t>(step.chain)]
                                                 : nullptr;  // planned only when fusing
@@ -454,7 +566,11 @@ std::vector<Array> Interpreter::Plan::execute(
         }
         if (!runConv(ctx, &chain->chain.epilogue, residual)) chain = nullptr;
       }
-      if (chain == nullptr) (*step.kernel)(ctx);
+      if (fakeQuant != nullptr) {
+        outputs[0] = runFakeQuantize(*inputs[0], *fakeQuant, pool.get());
+      } else if (chain == nullptr) {
+        (*step.kernel)(ctx);
+      }
     } catch (const Error& e) {
       if (!e.subject().empty()) throw;
       throw nodeError(node, step.opset, e.cause(), e.kind());
@@ -474,6 +590,9 @@ std::vector<Array> Interpreter::Plan::execute(
       if (chain != nullptr) {  // the chain's last node's output, computed here
         slot = chain->outputSlot;
         value = chain->chain.last()->output(0);
+      } else if (fakeQuant != nullptr) {  // the DequantizeLinear's output
+        slot = fakeQuant->outputSlot;
+        value = plan.steps[static_cast<size_t>(fakeQuant->dequantizeStep)].node->output(0);
       }
       Array& dst = slots[static_cast<size_t>(slot)];
       dst = std::move(outputs[i]);
@@ -483,6 +602,7 @@ std::vector<Array> Interpreter::Plan::execute(
     if (chain != nullptr) {
       for (int32_t later : chain->laterSteps) skipped[static_cast<size_t>(later)] = 1;
     }
+    if (fakeQuant != nullptr) skipped[static_cast<size_t>(fakeQuant->dequantizeStep)] = 1;
     release(step);
   }
 

@@ -10,9 +10,11 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "KernelSupport.h"
+#include "QuantLoops.h"
 #include "QuantMath.h"
 #include "ThreadPool.h"
 #include "qopt/ir/Float8.h"
@@ -245,6 +247,26 @@ void quantizeLinearKernel(KernelContext& ctx) {
       const X* xp = x.data<X>();
       if (!l.blocked && isSmallRange(range)) {
         // One scale and zero point per row: the common per-tensor and per-axis case.
+        if constexpr (std::is_same_v<X, float> &&
+                      (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>)) {
+          auto paramsAt = [&](size_t p) {
+            return QuantizeParams{scale[p], zp[p],
+                                  static_cast<float>(static_cast<int64_t>(range.min) - zp[p]),
+                                  static_cast<float>(static_cast<int64_t>(range.max) - zp[p])};
+          };
+          if (l.perTensor) {  // one long row: split it
+            const QuantizeParams params = paramsAt(0);
+            parallelFor(ctx.pool, l.inner, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+              quantizeRow(xp + i0, yp + i0, i1 - i0, params);
+            });
+          } else {
+            forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+              quantizeRow(xp + offset, yp + offset, l.inner,
+                          paramsAt(static_cast<size_t>(l.index(o, d, 0))));
+            });
+          }
+          return;
+        }
         forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
           const size_t p = static_cast<size_t>(l.index(o, d, 0));
           const float s = scale[p];
@@ -325,6 +347,22 @@ void dequantizeLinearKernel(KernelContext& ctx) {
   dispatchQuantized(ctx, x.dataType(), true, [&](auto qtag) {
     using Q = typename decltype(qtag)::type;
     const Q* xp = x.data<Q>();
+    if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>) {
+      if (y.dataType() == DataType::Float && !l.blocked) {
+        float* yp = y.data<float>();
+        if (l.perTensor) {  // one long row: split it
+          parallelFor(ctx.pool, l.inner, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+            dequantizeRow(xp + i0, yp + i0, i1 - i0, scale[0], static_cast<int32_t>(zp[0]));
+          });
+        } else {
+          forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+            const size_t p = static_cast<size_t>(l.index(o, d, 0));
+            dequantizeRow(xp + offset, yp + offset, l.inner, scale[p], static_cast<int32_t>(zp[p]));
+          });
+        }
+        return;
+      }
+    }
     dispatchFloat(y.dataType(), [&](auto ytag) {
       using Y = typename decltype(ytag)::type;
       Y* yp = y.data<Y>();
