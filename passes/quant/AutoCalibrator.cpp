@@ -49,7 +49,7 @@ double sqnrOf(double error) {
 }
 
 // The whole-model check (AutoOutputCheck): replaces the per-tensor choices by one calibrator's
-// thresholds everywhere when that gives the smaller output error.
+// thresholds everywhere when that gives a clearly smaller output error (keptAssignment).
 void checkWholeModel(const Model& model, std::span<const AutoTensor> tensors,
                      std::vector<AutoChoice>& choices, const QuantizedWeights& weights,
                      std::span<const analysis::Sample> samples, const FakeQuantizer& quantizer,
@@ -90,11 +90,8 @@ void checkWholeModel(const Model& model, std::span<const AutoTensor> tensors,
   }
   const std::vector<double> errors = measureOutputErrors(model, assignments, weights, samples);
   check.run = true;
-  size_t best = 0;
-  for (size_t i = 0; i < errors.size(); ++i) {
-    check.errors.emplace_back(labels[i], errors[i]);
-    if (errors[i] < errors[best]) best = i;  // strictly: the per-tensor choices win ties
-  }
+  for (size_t i = 0; i < errors.size(); ++i) check.errors.emplace_back(labels[i], errors[i]);
+  const size_t best = keptAssignment(errors);
   check.kept = labels[best];
   if (best == 0) return;
   const CalibratorKind kind = kAutoCandidateKinds[kinds[best]];

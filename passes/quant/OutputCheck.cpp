@@ -100,4 +100,15 @@ std::vector<double> measureOutputErrors(const Model& model,
   return errors;
 }
 
+size_t keptAssignment(std::span<const double> errors) {
+  size_t best = 0;
+  for (size_t i = 1; i < errors.size(); ++i) {
+    if (errors[i] < errors[best]) best = i;
+  }
+  if (best == 0) return 0;
+  // error ratio for the gain in dB: SQNR = -10 log10(error)
+  const double needed = errors[0] * std::pow(10.0, -kCheckMinGainDb / 10.0);
+  return errors[best] < needed ? best : 0;
+}
+
 }  // namespace qopt::quant

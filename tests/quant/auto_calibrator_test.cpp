@@ -374,6 +374,18 @@ TEST(AutoCalibrator, AllZeroTensorAndEqualCandidates) {
 // (max) costs least; at the output the Relu removes them, so a clipped range costs far less.
 // The check measures every assignment on the model's output (recomputed here in double), keeps
 // the smallest, and the choices follow it.
+// The check replaces the per-tensor choices only for a gain of kCheckMinGainDb or more; among
+// the replacements the least error wins, ties to the earlier.
+TEST(AutoCalibrator, WholeModelCheckNeedsAClearGainToReplaceThePerTensorChoices) {
+  const double justEnough = std::pow(10.0, -kCheckMinGainDb / 10.0);
+  EXPECT_EQ(keptAssignment(std::vector<double>{1.0}), 0u);
+  EXPECT_EQ(keptAssignment(std::vector<double>{1.0, 0.999, 1.2}), 0u);  // 0.004 dB
+  EXPECT_EQ(keptAssignment(std::vector<double>{1.0, justEnough * 1.001}), 0u);
+  EXPECT_EQ(keptAssignment(std::vector<double>{1.0, justEnough * 0.999}), 1u);
+  EXPECT_EQ(keptAssignment(std::vector<double>{1.0, 0.5, 0.25, 0.25}), 2u);
+  EXPECT_EQ(keptAssignment(std::vector<double>{0.0, 0.0}), 0u);
+}
+
 TEST(AutoCalibrator, WholeModelCheckMeasuresTheOutput) {
   auto model = parseModelText(R"(
 <ir_version: 8, opset_import: ["" : 17]>
