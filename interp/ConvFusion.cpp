@@ -87,6 +87,79 @@ bool activationEpilogue(const Node& act, int64_t opset, const ConstantLookup& co
   return true;
 }
 
+// The one float32 value of a constant of one element whose rank is at most `rank` (so that
+// broadcasting it leaves the other operand's shape as it is).
+std::optional<float> scalarConstant(const Array* a, size_t rank) {
+  if (a == nullptr || a->dataType() != DataType::Float || a->numel() != 1 ||
+      static_cast<size_t>(a->rank()) > rank) {
+    return std::nullopt;
+  }
+  return a->data<float>()[0];
+}
+
+// An Add of `value` (the Conv's output, of rank `rank`) and a float32 constant that holds one
+// value per output channel, broadcast over the rest ([C, 1, ...] or [1, C, 1, ...]): the
+// affine map v * 1 + b, which is v + b exactly (also when contracted to a fused multiply-add).
+bool biasEpilogue(const Node& add, size_t valueIndex, int64_t opset, int64_t filters, size_t rank,
+                  const ConstantLookup& constant, ConvEpilogue& epilogue) {
+  if (opset < 7 || add.numInputs() != 2 || valueIndex > 1) return false;
+  const Array* c = constant(add.input(1 - valueIndex));
+  if (c == nullptr || c->dataType() != DataType::Float || c->numel() != filters || rank < 2) {
+    return false;
+  }
+  const Shape& dims = c->shape();
+  // The channel axis is 1 in the output; counted from the end, rank - 2.
+  const size_t fromEnd = rank - 2;
+  if (dims.size() < fromEnd + 1 || dims.size() > rank) return false;
+  const size_t channelAxis = dims.size() - 1 - fromEnd;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] != (i == channelAxis ? filters : 1)) return false;
+  }
+  epilogue.scale.assign(static_cast<size_t>(filters), 1.0f);
+  epilogue.shift = c->toFloatVector();
+  return true;
+}
+
+// x * Clip(x + offset, lo, hi) / divisor written out with Add, Clip, Mul and Div from `x` (of
+// rank `rank`), which nothing else reads: the four nodes in order, and the activation.
+std::optional<std::vector<const Node*>> writtenOutHardSwish(
+    const Value* x, size_t rank, const ConstantLookup& constant,
+    const std::function<int64_t(const Node&)>& opsetOf, Activation& activation) {
+  if (x == nullptr || x->isGraphOutput() || x->uses().size() != 2) return std::nullopt;
+  const Node* add = nullptr;
+  const Node* mul = nullptr;
+  for (const Use& use : x->uses()) {
+    if (use.user->graph() != x->graph() || use.user->domain() != "" || use.user->numInputs() != 2 ||
+        use.user->numOutputs() != 1) {
+      return std::nullopt;
+    }
+    if (use.user->opType() == "Add") add = use.user;
+    if (use.user->opType() == "Mul") mul = use.user;
+  }
+  if (add == nullptr || mul == nullptr || opsetOf(*add) < 7 || opsetOf(*mul) < 7) {
+    return std::nullopt;
+  }
+  const std::optional<float> offset =
+      scalarConstant(constant(add->input(add->input(0) == x ? 1 : 0)), rank);
+  const Node* clip = soleConsumer(add->output(0));
+  Activation bounds;
+  if (!offset || clip == nullptr || !clip->is("Clip") || clip->numOutputs() != 1 ||
+      !activationEpilogue(*clip, opsetOf(*clip), constant, bounds)) {
+    return std::nullopt;
+  }
+  std::optional<Use> gateUse = soleUse(clip->output(0));
+  if (!gateUse || gateUse->user != mul) return std::nullopt;
+  const Node* div = soleConsumer(mul->output(0));
+  if (div == nullptr || !div->is("Div") || div->numInputs() != 2 || div->numOutputs() != 1 ||
+      opsetOf(*div) < 7) {
+    return std::nullopt;
+  }
+  const std::optional<float> divisor = scalarConstant(constant(div->input(1)), rank);
+  if (!divisor) return std::nullopt;
+  activation = {Activation::Kind::HardSwish, bounds.lo, bounds.hi, *offset, *divisor};
+  return std::vector<const Node*>{add, clip, mul, div};
+}
+
 }  // namespace
 
 std::vector<ConvChain> findConvChains(
@@ -98,12 +171,20 @@ std::vector<ConvChain> findConvChains(
     if (!node->is("Conv") || node->numOutputs() != 1) continue;
     ConvChain chain;
     chain.conv = node;
-    const Node* next = soleConsumer(node->output(0));
-    if (next != nullptr && next->is("BatchNormalization") &&
-        batchNormEpilogue(*next, opsetOf(*next), constant, chain.epilogue)) {
+    const Array* weight = constant(node->input(1));
+    const Value* value = node->output(0);
+    if (std::optional<Use> use = soleUse(value);
+        use && weight != nullptr && use->user->is("Add") &&
+        biasEpilogue(*use->user, use->index, opsetOf(*use->user), weight->dim(0),
+                     static_cast<size_t>(weight->rank()), constant, chain.epilogue)) {
+      chain.bias = use->user;
+      value = chain.bias->output(0);
+    } else if (const Node* next = soleConsumer(value);
+               next != nullptr && next->is("BatchNormalization") &&
+               batchNormEpilogue(*next, opsetOf(*next), constant, chain.epilogue)) {
       chain.batchNorm = next;
+      value = chain.batchNorm->output(0);
     }
-    const Value* value = chain.batchNorm ? chain.batchNorm->output(0) : node->output(0);
     if (std::optional<Use> use = soleUse(value); use && use->user->is("Add") &&
                                                  use->user->numInputs() == 2 && use->index <= 1 &&
                                                  opsetOf(*use->user) >= 7) {
@@ -117,12 +198,17 @@ std::vector<ConvChain> findConvChains(
         value = add->output(0);
       }
     }
-    next = soleConsumer(value);
+    const Node* next = soleConsumer(value);
     if (next != nullptr && next->numOutputs() == 1 &&
         activationEpilogue(*next, opsetOf(*next), constant, chain.epilogue.activation)) {
-      chain.activation = next;
+      chain.activation = {next};
+    } else if (auto nodes = weight == nullptr ? std::nullopt
+                                              : writtenOutHardSwish(
+                                                    value, static_cast<size_t>(weight->rank()),
+                                                    constant, opsetOf, chain.epilogue.activation)) {
+      chain.activation = std::move(*nodes);
     }
-    if (chain.batchNorm != nullptr || chain.add != nullptr || chain.activation != nullptr) {
+    if (!chain.laterNodes().empty()) {
       chains.push_back(std::move(chain));
     }
   }

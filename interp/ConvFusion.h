@@ -18,26 +18,40 @@ namespace qopt::interp {
 
 struct ConvChain {
   const Node* conv = nullptr;
-  const Node* batchNorm = nullptr;   // may be null
-  const Node* add = nullptr;         // may be null
-  const Value* residual = nullptr;   // the Add's other operand
-  const Node* activation = nullptr;  // Relu or Clip; may be null
+  const Node* bias = nullptr;       // an Add of a per-channel constant; may be null
+  const Node* batchNorm = nullptr;  // may be null (always when there is a bias Add)
+  const Node* add = nullptr;        // may be null
+  const Value* residual = nullptr;  // the Add's other operand
+  // Relu, Clip, or HardSwish's Add, Clip, Mul and Div, in order; may be empty.
+  std::vector<const Node*> activation;
   ConvEpilogue epilogue;
 
+  /// The nodes after the Conv, in order.
+  std::vector<const Node*> laterNodes() const {
+    std::vector<const Node*> out;
+    for (const Node* n : {bias, batchNorm, add}) {
+      if (n != nullptr) out.push_back(n);
+    }
+    out.insert(out.end(), activation.begin(), activation.end());
+    return out;
+  }
   /// The node whose output the chain produces.
   const Node* last() const {
-    return activation ? activation : add ? add : batchNorm ? batchNorm : conv;
+    if (!activation.empty()) return activation.back();
+    return add ? add : batchNorm ? batchNorm : bias ? bias : conv;
   }
 };
 
 /// Returns the constant array of a value, or null when the value is computed at run time.
 using ConstantLookup = std::function<const Array*(const Value*)>;
 
-/// The chains of `graph` (not of its subgraphs) that can run fused: a float Conv followed by a
-/// BatchNormalization (inference form, constant parameters), an Add of another value for which
+/// The chains of `graph` (not of its subgraphs) that can run fused: a float Conv followed by an
+/// Add of a per-channel constant (shape [C, 1, ...] or [1, C, 1, ...]) or a BatchNormalization
+/// (inference form, constant parameters), an Add of another value for which
 /// `residualReady(add's other operand, conv)` holds (it is computed before the Conv runs), and a
-/// Relu or Clip (constant bounds), each optional, where each value between them has that one
-/// consumer and is not a graph output.
+/// Relu, a Clip (constant bounds) or a written-out HardSwish (Add of a scalar, Clip, Mul by the
+/// Add's input, Div by a scalar), each optional, where each value between them has only those
+/// consumers and is not a graph output.
 /// Chains whose parameters are malformed are left out: their nodes run one by one and report
 /// the problem as usual. `opsetOf` gives the model's opset of a node's domain.
 std::vector<ConvChain> findConvChains(

@@ -367,8 +367,7 @@ void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph) const {
       const Step& add = gp.steps[static_cast<size_t>(stepOf.at(chain.add))];
       planned.residual = add.inputs[chain.epilogue.residualFirst ? 0 : 1];
     }
-    for (const Node* later : {chain.batchNorm, chain.add, chain.activation}) {
-      if (later == nullptr) continue;
+    for (const Node* later : chain.laterNodes()) {
       int32_t step = stepOf.at(later);
       planned.laterSteps.push_back(step);
       planned.innerSlots.push_back(gp.steps[static_cast<size_t>(step)].outputs[0]);

@@ -1,6 +1,7 @@
 // What a convolution can apply to its output tile while it is still in cache: the per-channel
-// affine map of a following BatchNormalization, the Add of a residual tensor of the output's
-// shape, and a following Relu or Clip. The interpreter
+// affine map of a following BatchNormalization (or the Add of a per-channel constant, a bias
+// that an exporter left out of the Conv), the Add of a residual tensor of the output's shape,
+// and a following Relu, Clip or written-out HardSwish. The interpreter
 // fuses those nodes into the convolution only because the result is bitwise the same as running
 // them one by one: the affine map is the very function BatchNormalization runs, the Add keeps
 // its operand order, and Relu and Clip are exact.
@@ -22,14 +23,20 @@ void batchNormCoefficients(const std::vector<float>& scale, const std::vector<fl
                            float epsilon, std::vector<float>& a, std::vector<float>& b);
 
 struct Activation {
-  enum class Kind : uint8_t { None, Relu, Clip };
+  // HardSwish: HardSwish as exporters write it out, x * Clip(x + offset, lo, hi) / divisor with
+  // Add, Clip, Mul and Div nodes (paddle2onnx, TensorFlow exports).
+  enum class Kind : uint8_t { None, Relu, Clip, HardSwish };
   Kind kind = Kind::None;
-  float lo = 0.0f;  // Clip's bounds
+  float lo = 0.0f;  // Clip's bounds, and HardSwish's
   float hi = 0.0f;
+  float offset = 0.0f;   // HardSwish's
+  float divisor = 1.0f;  // HardSwish's
 };
 
 /// Relu's and Clip's expressions (elementwise.cpp has the same): Relu maps NaN and -0 to +0;
-/// Clip keeps NaN, and the lower bound wins when lo > hi.
+/// Clip keeps NaN, and the lower bound wins when lo > hi. The written-out HardSwish is the Add,
+/// Clip, Mul and Div kernels' float operations in their order (addition and multiplication
+/// give the same result whichever operand comes first).
 inline float reluValue(float v) {
   return v > 0 ? v : 0.0f;
 }
@@ -37,6 +44,11 @@ inline float clipValue(float v, float lo, float hi) {
   if (v > hi) v = hi;
   if (v < lo) v = lo;
   return v;
+}
+inline float hardSwishValue(float v, float offset, float lo, float hi, float divisor) {
+  const float gate = clipValue(v + offset, lo, hi);
+  const float product = v * gate;
+  return product / divisor;
 }
 
 /// The epilogue of one output channel, for a kernel that applies it while it writes the channel's
@@ -49,10 +61,10 @@ struct ChannelEpilogue {
   Activation activation;
 
   /// Calls fn(affine, addsResidual, activation) with the stages as compile-time tags (activation:
-  /// 0 none, 1 Relu, 2 Clip), so that a loop over outputs has no branch inside.
+  /// 0 none, 1 Relu, 2 Clip, 3 HardSwish), so that a loop over outputs has no branch inside.
   template <class Fn>
   [[gnu::always_inline]] inline void dispatch(Fn&& fn) const {
-    auto withAct = [&](auto affineTag, auto residualTag) {
+    auto withAct = [&](auto affineTag, auto residualTag) __attribute__((always_inline)) {
       switch (activation.kind) {
         case Activation::Kind::None:
           fn(affineTag, residualTag, std::integral_constant<int, 0>{});
@@ -63,9 +75,12 @@ struct ChannelEpilogue {
         case Activation::Kind::Clip:
           fn(affineTag, residualTag, std::integral_constant<int, 2>{});
           break;
+        case Activation::Kind::HardSwish:
+          fn(affineTag, residualTag, std::integral_constant<int, 3>{});
+          break;
       }
     };
-    auto withResidual = [&](auto affineTag) {
+    auto withResidual = [&](auto affineTag) __attribute__((always_inline)) {
       if (addsResidual) {
         withAct(affineTag, std::true_type{});
       } else {
@@ -86,8 +101,11 @@ struct ChannelEpilogue {
 [[gnu::always_inline]] inline void applyChannelEpilogue(const ChannelEpilogue& e, const float* src,
                                                         float* dst, const float* residual,
                                                         int64_t n) {
-  e.dispatch([&](auto affine, auto addsResidual, auto act) {
+  // Every level is inlined into the caller's clone: a call into code built for the baseline
+  // would round `v * a + b` twice where the BatchNormalization kernel's clone fuses it.
+  e.dispatch([&](auto affine, auto addsResidual, auto act) __attribute__((always_inline)) {
     const float a = e.a, b = e.b, lo = e.activation.lo, hi = e.activation.hi;
+    const float offset = e.activation.offset, divisor = e.activation.divisor;
     const bool residualFirst = e.residualFirst;
     for (int64_t i = 0; i < n; ++i) {
       float v = src[i];
@@ -95,6 +113,7 @@ struct ChannelEpilogue {
       if constexpr (addsResidual) v = residualFirst ? residual[i] + v : v + residual[i];
       if constexpr (act == 1) v = reluValue(v);
       if constexpr (act == 2) v = clipValue(v, lo, hi);
+      if constexpr (act == 3) v = hardSwishValue(v, offset, lo, hi, divisor);
       dst[i] = v;
     }
   });

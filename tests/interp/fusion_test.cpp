@@ -1,6 +1,7 @@
-// Conv + BatchNormalization + Relu/Clip chains run as one step: bitwise the same outputs as the
-// unfused nodes (RunOptions::fuse = false), less peak memory when fused, and no fusion where a
-// value inside the chain is seen by someone else or its parameters are not constants.
+// Conv + BatchNormalization (or a bias Add) + Add + Relu/Clip/HardSwish chains run as one step:
+// bitwise the same outputs as the unfused nodes (RunOptions::fuse = false), less peak memory when
+// fused, and no fusion where a value inside the chain is seen by someone else or its parameters are
+// not constants.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -289,6 +290,93 @@ TEST(ConvEpilogue, MatchesTheBatchNormalizationReluAndClipKernels) {
   batchNormCoefficients(gamma.toFloatVector(), beta.toFloatVector(), mean.toFloatVector(),
                         var.toFloatVector(), 1e-5f, bn.scale, bn.shift);
   EXPECT_TRUE(bitwiseEqual(run(bn), runOne("BatchNormalization", {x, gamma, beta, mean, var})));
+
+  // HardSwish as exporters write it out: Add, Clip, Mul, Div.
+  ConvEpilogue hardSwish;
+  hardSwish.activation = {Activation::Kind::HardSwish, 0.0f, 6.0f, 3.0f, 6.0f};
+  const Array gate =
+      runOne("Clip", {runOne("Add", {x, Array::scalar(DataType::Float, 3.0f)}),
+                      Array::scalar(DataType::Float, 0.0f), Array::scalar(DataType::Float, 6.0f)});
+  EXPECT_TRUE(bitwiseEqual(run(hardSwish), runOne("Div", {runOne("Mul", {x, gate}),
+                                                          Array::scalar(DataType::Float, 6.0f)})));
+}
+
+// Conv without a bias -> Add of a per-channel constant (the bias, as paddle2onnx writes it) ->
+// HardSwish written out as Add, Clip, Mul, Div: one step, bitwise the seven nodes, whichever
+// operand order the Adds and the Mul have and whichever kernel runs the convolution.
+struct BiasHardSwishCase {
+  std::string name;
+  Shape biasShape;  // [C, 1, 1] or [1, C, 1, 1]
+  bool biasFirst;   // Add(bias, conv)
+  bool gateFirst;   // Mul(gate, x), Add(3, x)
+  int64_t channels;
+  int64_t group;
+  int threads;
+  bool fuses = true;
+  int64_t width = 9;
+};
+
+class BiasHardSwishFusion : public ::testing::TestWithParam<BiasHardSwishCase> {};
+
+TEST_P(BiasHardSwishFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
+  const BiasHardSwishCase& c = GetParam();
+  GraphBuilder b(13);
+  Value* x = b.input("x", DataType::Float);
+  Node* conv =
+      b.node("Conv", {x, b.constant("w", randomFloats({8, c.channels / c.group, 3, 3}, 1))});
+  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
+  conv->setAttr(Attribute::makeInt("group", c.group));
+  Value* bias = b.constant("bias", randomFloats(c.biasShape, 2));
+  Value* y = (c.biasFirst ? b.node("Add", {bias, conv->output(0)})
+                          : b.node("Add", {conv->output(0), bias}))
+                 ->output(0);
+  Value* three = b.constant("three", Array::scalar(DataType::Float, 3.0f));
+  Value* plus = (c.gateFirst ? b.node("Add", {three, y}) : b.node("Add", {y, three}))->output(0);
+  Value* gate = b.node("Clip", {plus, b.constant("lo", Array::scalar(DataType::Float, 0.0f)),
+                                b.constant("hi", Array::scalar(DataType::Float, 6.0f))})
+                    ->output(0);
+  Value* product = (c.gateFirst ? b.node("Mul", {gate, y}) : b.node("Mul", {y, gate}))->output(0);
+  Value* out =
+      b.node("Div", {product, b.constant("six", Array::scalar(DataType::Float, 6.0f))})->output(0);
+  b.output(out);
+  BothWays r =
+      runBothWays(b.graph(), {{"x", activationInputs({2, c.channels, 11, c.width}, 7)}}, c.threads);
+  EXPECT_TRUE(r.same());
+  // Unfused, the Mul reads the activation and the gate while it writes the product.
+  const uint64_t bytes = r.fused.at(0).byteSize();
+  EXPECT_EQ(r.fusedPeak, (c.fuses ? 1 : 3) * bytes);
+  EXPECT_EQ(r.unfusedPeak, 3 * bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BiasHardSwish, BiasHardSwishFusion,
+    ::testing::Values(BiasHardSwishCase{"gemm", {1, 8, 1, 1}, false, false, 4, 1, 1},
+                      BiasHardSwishCase{"operands_swapped", {8, 1, 1}, true, true, 4, 1, 1},
+                      BiasHardSwishCase{"direct_kernel", {1, 8, 1, 1}, false, true, 3, 1, 1},
+                      BiasHardSwishCase{"depthwise", {8, 1, 1}, true, false, 8, 8, 1},
+                      BiasHardSwishCase{"two_threads", {1, 8, 1, 1}, false, false, 4, 1, 2},
+                      // A [C] constant broadcasts along the width: not a bias, nothing fused.
+                      BiasHardSwishCase{"not_per_channel", {8}, false, false, 4, 1, 1, false, 8}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(BiasHardSwishFusion, AValueReadOutsideTheHardSwishStopsIt) {
+  GraphBuilder b(13);
+  Value* x = b.input("x", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({4, 4, 1, 1}, 1))});
+  Value* y = conv->output(0);
+  Value* gate =
+      b.node("Clip", {b.node("Add", {y, b.constant("three", Array::scalar(DataType::Float, 3.0f))})
+                          ->output(0),
+                      b.constant("lo", Array::scalar(DataType::Float, 0.0f)),
+                      b.constant("hi", Array::scalar(DataType::Float, 6.0f))})
+          ->output(0);
+  Value* product = b.node("Mul", {y, gate})->output(0);
+  b.output(
+      b.node("Div", {product, b.constant("six", Array::scalar(DataType::Float, 6.0f))})->output(0));
+  b.output(b.node("Neg", {gate})->output(0));  // the gate is read elsewhere
+  BothWays r = runBothWays(b.graph(), {{"x", activationInputs({1, 4, 6, 6}, 3)}});
+  EXPECT_TRUE(r.same());
+  EXPECT_EQ(r.fusedPeak, r.unfusedPeak);
 }
 
 // Conv -> BatchNormalization -> Add(residual) -> Relu, the residual a graph input of the output's
