@@ -160,6 +160,28 @@ std::optional<std::vector<const Node*>> writtenOutHardSwish(
   return std::vector<const Node*>{add, clip, mul, div};
 }
 
+// A Mul by a scalar constant, then an Add of one, each optional, after `value`: their nodes in
+// order, the scale, and the value they end at.
+const Value* scalarScale(const Value* value, size_t rank, const ConstantLookup& constant,
+                         const std::function<int64_t(const Node&)>& opsetOf, ScalarScale& scale,
+                         std::vector<const Node*>& nodes) {
+  auto step = [&](const char* op, float& into) {
+    std::optional<Use> use = soleUse(value);
+    if (!use || use->index > 1 || !use->user->is(op) || use->user->numInputs() != 2 ||
+        use->user->numOutputs() != 1 || opsetOf(*use->user) < 7) {
+      return;
+    }
+    const std::optional<float> c = scalarConstant(constant(use->user->input(1 - use->index)), rank);
+    if (!c) return;
+    into = *c;
+    nodes.push_back(use->user);
+    value = use->user->output(0);
+  };
+  step("Mul", scale.multiplier);
+  step("Add", scale.addend);
+  return value;
+}
+
 }  // namespace
 
 std::vector<ConvChain> findConvChains(
@@ -185,6 +207,10 @@ std::vector<ConvChain> findConvChains(
       chain.batchNorm = next;
       value = chain.batchNorm->output(0);
     }
+    const size_t rank = weight != nullptr ? static_cast<size_t>(weight->rank()) : 0;
+    if (weight != nullptr) {
+      value = scalarScale(value, rank, constant, opsetOf, chain.epilogue.before, chain.before);
+    }
     if (std::optional<Use> use = soleUse(value); use && use->user->is("Add") &&
                                                  use->user->numInputs() == 2 && use->index <= 1 &&
                                                  opsetOf(*use->user) >= 7) {
@@ -207,6 +233,10 @@ std::vector<ConvChain> findConvChains(
                                                     value, static_cast<size_t>(weight->rank()),
                                                     constant, opsetOf, chain.epilogue.activation)) {
       chain.activation = std::move(*nodes);
+    }
+    if (weight != nullptr && !chain.activation.empty()) {
+      scalarScale(chain.activation.back()->output(0), rank, constant, opsetOf, chain.epilogue.after,
+                  chain.after);
     }
     if (!chain.laterNodes().empty()) {
       chains.push_back(std::move(chain));

@@ -20,25 +20,33 @@ struct ConvChain {
   const Node* conv = nullptr;
   const Node* bias = nullptr;       // an Add of a per-channel constant; may be null
   const Node* batchNorm = nullptr;  // may be null (always when there is a bias Add)
+  std::vector<const Node*> before;  // a Mul by a scalar and/or an Add of one, in order
   const Node* add = nullptr;        // may be null
   const Value* residual = nullptr;  // the Add's other operand
   // Relu, Clip, or HardSwish's Add, Clip, Mul and Div, in order; may be empty.
   std::vector<const Node*> activation;
+  std::vector<const Node*> after;  // a Mul by a scalar and/or an Add of one, in order
   ConvEpilogue epilogue;
 
   /// The nodes after the Conv, in order.
   std::vector<const Node*> laterNodes() const {
     std::vector<const Node*> out;
-    for (const Node* n : {bias, batchNorm, add}) {
+    for (const Node* n : {bias, batchNorm}) {
       if (n != nullptr) out.push_back(n);
     }
+    out.insert(out.end(), before.begin(), before.end());
+    if (add != nullptr) out.push_back(add);
     out.insert(out.end(), activation.begin(), activation.end());
+    out.insert(out.end(), after.begin(), after.end());
     return out;
   }
   /// The node whose output the chain produces.
   const Node* last() const {
+    if (!after.empty()) return after.back();
     if (!activation.empty()) return activation.back();
-    return add ? add : batchNorm ? batchNorm : bias ? bias : conv;
+    if (add != nullptr) return add;
+    if (!before.empty()) return before.back();
+    return batchNorm ? batchNorm : bias ? bias : conv;
   }
 };
 
@@ -47,7 +55,9 @@ using ConstantLookup = std::function<const Array*(const Value*)>;
 
 /// The chains of `graph` (not of its subgraphs) that can run fused: a float Conv followed by an
 /// Add of a per-channel constant (shape [C, 1, ...] or [1, C, 1, ...]) or a BatchNormalization
-/// (inference form, constant parameters), an Add of another value for which
+/// (inference form, constant parameters), a Mul by a scalar constant and an Add of one (before
+/// and after the activation, as PP-LCNetV3's learnable affine blocks), an Add of another value
+/// for which
 /// `residualReady(add's other operand, conv)` holds (it is computed before the Conv runs), and a
 /// Relu, a Clip (constant bounds) or a written-out HardSwish (Add of a scalar, Clip, Mul by the
 /// Add's input, Div by a scalar), each optional, where each value between them has only those

@@ -44,6 +44,9 @@ ChannelEpilogue ConvEpilogue::forChannel(int64_t channel) const {
     e.a = scale[c];
     e.b = shift[c];
   }
+  e.scaled = !before.identity() || !after.identity();
+  e.before = before;
+  e.after = after;
   e.addsResidual = addsResidual;
   e.residualFirst = residualFirst;
   e.activation = activation;

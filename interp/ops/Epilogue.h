@@ -7,6 +7,7 @@
 // its operand order, and Relu and Clip are exact.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -51,46 +52,72 @@ inline float hardSwishValue(float v, float offset, float lo, float hi, float div
   return product / divisor;
 }
 
+/// A Mul by a scalar and an Add of a scalar, rounded apart as the two kernels round them: the
+/// product as a fused multiply-add of -0 (exactly the rounded product, and not a multiplication
+/// the compiler could fuse with the Add). A missing Mul is 1 and a missing Add -0, which leave
+/// every value as it is (-0 included).
+struct ScalarScale {
+  float multiplier = 1.0f;
+  float addend = -0.0f;
+
+  bool identity() const { return multiplier == 1.0f && addend == 0.0f && std::signbit(addend); }
+};
+
+[[gnu::always_inline]] inline float scaleValue(float v, float multiplier, float addend) {
+  return __builtin_fmaf(v, multiplier, -0.0f) + addend;
+}
+
 /// The epilogue of one output channel, for a kernel that applies it while it writes the channel's
 /// outputs (ConvEpilogue::apply runs the same expressions stage by stage).
 struct ChannelEpilogue {
   bool affine = false;
   float a = 1.0f, b = 0.0f;
+  bool scaled = false;  // before and after the activation: learnable affine blocks (PP-LCNetV3)
+  ScalarScale before, after;
   bool addsResidual = false;
   bool residualFirst = false;
   Activation activation;
 
-  /// Calls fn(affine, addsResidual, activation) with the stages as compile-time tags (activation:
-  /// 0 none, 1 Relu, 2 Clip, 3 HardSwish), so that a loop over outputs has no branch inside.
+  /// Calls fn(affine, scaled, addsResidual, activation) with the stages as compile-time tags
+  /// (activation: 0 none, 1 Relu, 2 Clip, 3 HardSwish), so that a loop over outputs has no
+  /// branch inside.
   template <class Fn>
   [[gnu::always_inline]] inline void dispatch(Fn&& fn) const {
-    auto withAct = [&](auto affineTag, auto residualTag) __attribute__((always_inline)) {
+    auto withAct = [&](auto affineTag, auto scaledTag, auto residualTag)
+        __attribute__((always_inline)) {
       switch (activation.kind) {
         case Activation::Kind::None:
-          fn(affineTag, residualTag, std::integral_constant<int, 0>{});
+          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 0>{});
           break;
         case Activation::Kind::Relu:
-          fn(affineTag, residualTag, std::integral_constant<int, 1>{});
+          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 1>{});
           break;
         case Activation::Kind::Clip:
-          fn(affineTag, residualTag, std::integral_constant<int, 2>{});
+          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 2>{});
           break;
         case Activation::Kind::HardSwish:
-          fn(affineTag, residualTag, std::integral_constant<int, 3>{});
+          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 3>{});
           break;
       }
     };
-    auto withResidual = [&](auto affineTag) __attribute__((always_inline)) {
+    auto withResidual = [&](auto affineTag, auto scaledTag) __attribute__((always_inline)) {
       if (addsResidual) {
-        withAct(affineTag, std::true_type{});
+        withAct(affineTag, scaledTag, std::true_type{});
       } else {
-        withAct(affineTag, std::false_type{});
+        withAct(affineTag, scaledTag, std::false_type{});
+      }
+    };
+    auto withScale = [&](auto affineTag) __attribute__((always_inline)) {
+      if (scaled) {
+        withResidual(affineTag, std::true_type{});
+      } else {
+        withResidual(affineTag, std::false_type{});
       }
     };
     if (affine) {
-      withResidual(std::true_type{});
+      withScale(std::true_type{});
     } else {
-      withResidual(std::false_type{});
+      withScale(std::false_type{});
     }
   }
 };
@@ -103,31 +130,40 @@ struct ChannelEpilogue {
                                                         int64_t n) {
   // Every level is inlined into the caller's clone: a call into code built for the baseline
   // would round `v * a + b` twice where the BatchNormalization kernel's clone fuses it.
-  e.dispatch([&](auto affine, auto addsResidual, auto act) __attribute__((always_inline)) {
-    const float a = e.a, b = e.b, lo = e.activation.lo, hi = e.activation.hi;
-    const float offset = e.activation.offset, divisor = e.activation.divisor;
-    const bool residualFirst = e.residualFirst;
-    for (int64_t i = 0; i < n; ++i) {
-      float v = src[i];
-      if constexpr (affine) v = v * a + b;
-      if constexpr (addsResidual) v = residualFirst ? residual[i] + v : v + residual[i];
-      if constexpr (act == 1) v = reluValue(v);
-      if constexpr (act == 2) v = clipValue(v, lo, hi);
-      if constexpr (act == 3) v = hardSwishValue(v, offset, lo, hi, divisor);
-      dst[i] = v;
-    }
-  });
+  e.dispatch([&](auto affine, auto scaled, auto addsResidual, auto act)
+                 __attribute__((always_inline)) {
+                   const float a = e.a, b = e.b, lo = e.activation.lo, hi = e.activation.hi;
+                   const float offset = e.activation.offset, divisor = e.activation.divisor;
+                   const float m0 = e.before.multiplier, c0 = e.before.addend;
+                   const float m1 = e.after.multiplier, c1 = e.after.addend;
+                   const bool residualFirst = e.residualFirst;
+                   for (int64_t i = 0; i < n; ++i) {
+                     float v = src[i];
+                     if constexpr (affine) v = v * a + b;
+                     if constexpr (scaled) v = scaleValue(v, m0, c0);
+                     if constexpr (addsResidual)
+                       v = residualFirst ? residual[i] + v : v + residual[i];
+                     if constexpr (act == 1) v = reluValue(v);
+                     if constexpr (act == 2) v = clipValue(v, lo, hi);
+                     if constexpr (act == 3) v = hardSwishValue(v, offset, lo, hi, divisor);
+                     if constexpr (scaled) v = scaleValue(v, m1, c1);
+                     dst[i] = v;
+                   }
+                 });
 }
 
 struct ConvEpilogue {
   std::vector<float> scale;  // per output channel; empty: no affine map
   std::vector<float> shift;
-  bool addsResidual = false;   // an Add of a tensor of the output's shape follows the affine map
+  ScalarScale before;          // after the affine map
+  bool addsResidual = false;   // an Add of a tensor of the output's shape follows
   bool residualFirst = false;  // the residual is the Add's first operand
   Activation activation;
+  ScalarScale after;  // after the activation
 
   bool empty() const {
-    return scale.empty() && !addsResidual && activation.kind == Activation::Kind::None;
+    return scale.empty() && before.identity() && after.identity() && !addsResidual &&
+           activation.kind == Activation::Kind::None;
   }
   /// Applies the epilogue in place to `n` outputs of output channel `channel`; `residual` holds
   /// the residual's elements at the same positions (null when !addsResidual).

@@ -3,16 +3,33 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::interp::testing {
+
+/// Same type, shape and bytes.
+inline bool bitwiseEqual(const Array& a, const Array& b) {
+  return a.dataType() == b.dataType() && a.shape() == b.shape() &&
+         std::memcmp(a.bytes(), b.bytes(), a.byteSize()) == 0;
+}
+
+/// Keeps every tensor a run reports for the values in `values`, by name.
+class Recorder : public CaptureObserver {
+ public:
+  std::unordered_set<const Value*> values;
+  std::map<std::string, Array> seen;
+  const std::unordered_set<const Value*>& wanted() const override { return values; }
+  void captured(const Value& value, const Array& array) override { seen[value.name()] = array; }
+};
 
 template <class T>
 Array makeArray(DataType type, Shape shape, const std::vector<T>& values) {

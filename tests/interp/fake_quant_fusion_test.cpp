@@ -41,11 +41,6 @@ Array pairInputs(Shape shape, uint32_t seed) {
   return a;
 }
 
-bool bitwiseEqual(const Array& a, const Array& b) {
-  return a.dataType() == b.dataType() && a.shape() == b.shape() &&
-         std::memcmp(a.bytes(), b.bytes(), a.byteSize()) == 0;
-}
-
 struct PairCase {
   std::string name;
   int64_t opset;
@@ -139,14 +134,6 @@ const PairCase kPlain{"plain", 13, DataType::Int8, 2, 2, {2, 3, 17}, 1};
 bool ranFused(Interpreter& interpreter, const Array& x) {
   return interpreter.lastPeakBytes() == static_cast<uint64_t>(x.numel()) * sizeof(float);
 }
-
-class Recorder : public CaptureObserver {
- public:
-  std::unordered_set<const Value*> values;
-  std::map<std::string, Array> seen;
-  const std::unordered_set<const Value*>& wanted() const override { return values; }
-  void captured(const Value& value, const Array& array) override { seen[value.name()] = array; }
-};
 
 TEST(FakeQuantFusion, ObservedIntegersAreComputedByTheQuantizeLinear) {
   Built built = buildPair(kPlain);

@@ -38,11 +38,6 @@ Array activationInputs(Shape shape, uint32_t seed) {
   return a;
 }
 
-bool bitwiseEqual(const Array& a, const Array& b) {
-  return a.dataType() == b.dataType() && a.shape() == b.shape() &&
-         std::memcmp(a.bytes(), b.bytes(), a.byteSize()) == 0;
-}
-
 enum class Act { None, Relu, Clip6Attr, ClipInputs, ClipMinOnly };
 
 struct ChainCase {
@@ -359,6 +354,89 @@ INSTANTIATE_TEST_SUITE_P(
                       BiasHardSwishCase{"not_per_channel", {8}, false, false, 4, 1, 1, false, 8}),
     [](const auto& info) { return info.param.name; });
 
+// PP-LCNetV3's blocks as paddle2onnx writes them: Conv (with its bias) -> Mul by a scalar -> Add
+// of a scalar -> HardSwish written out -> Mul by a scalar -> Add of a scalar. Each Mul and Add
+// rounds on its own, where a fused multiply-add would round once: the values are chosen so that
+// the two differ often.
+struct ScaleCase {
+  std::string name;
+  bool constantsFirst;  // Mul(s, x), Add(b, x)
+  bool activation;      // HardSwish and the scale after it
+  bool onlyMul;         // no Add after the Mul
+  int64_t channels;
+  int64_t group;
+  int threads;
+};
+
+class ScalarScaleFusion : public ::testing::TestWithParam<ScaleCase> {};
+
+TEST_P(ScalarScaleFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
+  const ScaleCase& c = GetParam();
+  GraphBuilder b(13);
+  Value* x = b.input("x", DataType::Float);
+  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({8, c.channels / c.group, 3, 3}, 1)),
+                               b.constant("bias", randomFloats({8}, 2))});
+  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
+  conv->setAttr(Attribute::makeInt("group", c.group));
+  int constants = 0;
+  auto scalar = [&](float v) {
+    return b.constant("c" + std::to_string(constants++), Array::scalar(DataType::Float, v));
+  };
+  auto binary = [&](const char* op, Value* v, Value* k) {
+    return (c.constantsFirst ? b.node(op, {k, v}) : b.node(op, {v, k}))->output(0);
+  };
+  auto scale = [&](Value* v, float m, float a) {
+    v = binary("Mul", v, scalar(m));
+    return c.onlyMul ? v : binary("Add", v, scalar(a));
+  };
+  Value* y = scale(conv->output(0), 0.9431691f, 0.5042972f);
+  if (c.activation) {
+    Value* gate =
+        b.node("Clip", {binary("Add", y, scalar(3.0f)), scalar(0.0f), scalar(6.0f)})->output(0);
+    y = b.node("Div", {binary("Mul", y, gate), scalar(6.0f)})->output(0);
+    y = scale(y, 0.4763231f, -0.1331f);
+  }
+  b.output(y);
+  BothWays r =
+      runBothWays(b.graph(), {{"x", activationInputs({2, c.channels, 11, 9}, 7)}}, c.threads);
+  EXPECT_TRUE(r.same());
+  const uint64_t bytes = r.fused.at(0).byteSize();
+  EXPECT_EQ(r.fusedPeak, bytes);
+  EXPECT_GT(r.unfusedPeak, bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scales, ScalarScaleFusion,
+                         ::testing::Values(ScaleCase{"gemm_hardswish", false, true, false, 4, 1, 1},
+                                           ScaleCase{"constants_first", true, true, false, 4, 1, 1},
+                                           ScaleCase{"no_activation", false, false, false, 4, 1, 1},
+                                           ScaleCase{"only_mul", false, true, true, 4, 1, 1},
+                                           ScaleCase{"direct_kernel", false, true, false, 3, 1, 1},
+                                           ScaleCase{"depthwise", true, true, false, 8, 8, 1},
+                                           ScaleCase{"two_threads", false, true, false, 8, 8, 2}),
+                         [](const auto& info) { return info.param.name; });
+
+// The Mul-then-Add stage against the two kernels, and unlike a fused multiply-add.
+TEST(ConvEpilogue, AScalarScaleRoundsTheProductAndTheSumApart) {
+  const Array x = activationInputs({1, 1, 4096}, 31);
+  ConvEpilogue scaled;
+  scaled.before = {0.9431691f, 0.5042972f};
+  Array y(DataType::Float, x.shape());
+  std::memcpy(y.bytes(), x.bytes(), x.byteSize());
+  scaled.apply(y.data<float>(), nullptr, x.numel(), 0);
+  const Array expected =
+      runOne("Add", {runOne("Mul", {x, Array::scalar(DataType::Float, 0.9431691f)}),
+                     Array::scalar(DataType::Float, 0.5042972f)});
+  EXPECT_TRUE(bitwiseEqual(y, expected));
+  int fusedDiffers = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = x.data<float>()[i];
+    if (std::isfinite(v) && std::fma(v, 0.9431691f, 0.5042972f) != expected.data<float>()[i]) {
+      ++fusedDiffers;
+    }
+  }
+  EXPECT_GT(fusedDiffers, 100);  // so the test would see a contracted stage
+}
+
 TEST(BiasHardSwishFusion, AValueReadOutsideTheHardSwishStopsIt) {
   GraphBuilder b(13);
   Value* x = b.input("x", DataType::Float);
@@ -498,14 +576,6 @@ TEST(ConvChainFusion, ClipWithComputedBoundsStaysOutOfTheChain) {
   EXPECT_EQ(r.fusedPeak, 2 * r.fused.at(0).byteSize());
   EXPECT_EQ(r.unfusedPeak, 2 * r.fused.at(0).byteSize());
 }
-
-class Recorder : public CaptureObserver {
- public:
-  std::unordered_set<const Value*> values;
-  std::map<std::string, Array> seen;
-  const std::unordered_set<const Value*>& wanted() const override { return values; }
-  void captured(const Value& value, const Array& array) override { seen[value.name()] = array; }
-};
 
 TEST(ConvChainFusion, AnObservedInnerValueIsComputedUnfused) {
   Built built = buildChain(kPlain, 9);
