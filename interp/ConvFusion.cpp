@@ -207,10 +207,9 @@ std::vector<ConvChain> findConvChains(
       chain.batchNorm = next;
       value = chain.batchNorm->output(0);
     }
+    // The output's rank; 0 when the weight is computed (then only rank-0 scalars are taken).
     const size_t rank = weight != nullptr ? static_cast<size_t>(weight->rank()) : 0;
-    if (weight != nullptr) {
-      value = scalarScale(value, rank, constant, opsetOf, chain.epilogue.before, chain.before);
-    }
+    value = scalarScale(value, rank, constant, opsetOf, chain.epilogue.before, chain.before);
     if (std::optional<Use> use = soleUse(value); use && use->user->is("Add") &&
                                                  use->user->numInputs() == 2 && use->index <= 1 &&
                                                  opsetOf(*use->user) >= 7) {
@@ -228,13 +227,11 @@ std::vector<ConvChain> findConvChains(
     if (next != nullptr && next->numOutputs() == 1 &&
         activationEpilogue(*next, opsetOf(*next), constant, chain.epilogue.activation)) {
       chain.activation = {next};
-    } else if (auto nodes = weight == nullptr ? std::nullopt
-                                              : writtenOutHardSwish(
-                                                    value, static_cast<size_t>(weight->rank()),
-                                                    constant, opsetOf, chain.epilogue.activation)) {
+    } else if (auto nodes =
+                   writtenOutHardSwish(value, rank, constant, opsetOf, chain.epilogue.activation)) {
       chain.activation = std::move(*nodes);
     }
-    if (weight != nullptr && !chain.activation.empty()) {
+    if (!chain.activation.empty()) {
       scalarScale(chain.activation.back()->output(0), rank, constant, opsetOf, chain.epilogue.after,
                   chain.after);
     }

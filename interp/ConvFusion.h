@@ -28,7 +28,7 @@ struct ConvChain {
   std::vector<const Node*> after;  // a Mul by a scalar and/or an Add of one, in order
   ConvEpilogue epilogue;
 
-  /// The nodes after the Conv, in order.
+  /// The nodes after the Conv, in order (the last one produces the chain's output).
   std::vector<const Node*> laterNodes() const {
     std::vector<const Node*> out;
     for (const Node* n : {bias, batchNorm}) {
@@ -39,14 +39,6 @@ struct ConvChain {
     out.insert(out.end(), activation.begin(), activation.end());
     out.insert(out.end(), after.begin(), after.end());
     return out;
-  }
-  /// The node whose output the chain produces.
-  const Node* last() const {
-    if (!after.empty()) return after.back();
-    if (!activation.empty()) return activation.back();
-    if (add != nullptr) return add;
-    if (!before.empty()) return before.back();
-    return batchNorm ? batchNorm : bias ? bias : conv;
   }
 };
 

@@ -63,6 +63,7 @@ struct PlannedChain {
   std::vector<int32_t> laterSteps;  // the BatchNormalization, Add and activation steps
   std::vector<int32_t> innerSlots;  // values computed only inside the fused step
   int32_t outputSlot = -1;
+  const Value* output = nullptr;  // the chain's last node's output
 };
 
 // A QuantizeLinear -> DequantizeLinear pair on 8-bit integers with one scale and zero point each
@@ -164,8 +165,10 @@ struct Interpreter::Plan {
   std::optional<std::vector<Array>> evaluateOnce(Interpreter& self, const GraphPlan& gp,
                                                  const Step& step, uint64_t maxTensorBytes);
   uint64_t hoistedBytes = 0;
-  void planChains(GraphPlan& gp, const Graph& graph) const;
-  void planFakeQuants(GraphPlan& gp, const Graph& graph) const;
+  // stepOf: the step index of each node that runs (built once for both).
+  using StepIndex = std::unordered_map<const Node*, int32_t>;
+  void planChains(GraphPlan& gp, const Graph& graph, const StepIndex& stepOf) const;
+  void planFakeQuants(GraphPlan& gp, const Graph& graph, const StepIndex& stepOf) const;
   std::vector<Array> execute(Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
                              const std::function<const Array*(const Value*)>& outer,
                              CaptureObserver* observer);
@@ -329,8 +332,14 @@ const GraphPlan& Interpreter::Plan::prepare(Interpreter& self, const Graph& grap
     if (last >= 0 && last != INT32_MAX) gp->steps[last].freeAfter.push_back(slot);
   }
 
-  planChains(*gp, graph);
-  planFakeQuants(*gp, graph);
+  if (fuse) {
+    StepIndex stepOf;
+    for (size_t i = 0; i < gp->steps.size(); ++i) {
+      stepOf[gp->steps[i].node] = static_cast<int32_t>(i);
+    }
+    planChains(*gp, graph, stepOf);
+    planFakeQuants(*gp, graph, stepOf);
+  }
 
   const GraphPlan& result = *gp;
   graphs[&graph] = std::move(gp);
@@ -340,16 +349,14 @@ const GraphPlan& Interpreter::Plan::prepare(Interpreter& self, const Graph& grap
   return result;
 }
 
-void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph) const {
-  if (!fuse) return;
+void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph,
+                                   const StepIndex& stepOf) const {
   const Model& model = graph.model();
   auto constant = [&](const Value* v) -> const Array* {
     auto c = gp.constantOf.find(v);
     return c == gp.constantOf.end() ? nullptr : &gp.constants[static_cast<size_t>(c->second)];
   };
   auto opsetOf = [&](const Node& node) { return model.opsetVersion(node.domain()).value_or(0); };
-  std::unordered_map<const Node*, int32_t> stepOf;
-  for (size_t i = 0; i < gp.steps.size(); ++i) stepOf[gp.steps[i].node] = static_cast<int32_t>(i);
   // A residual must exist when the Conv runs: a constant, an input, or computed by an earlier step.
   auto residualReady = [&](const Value* v, const Node* conv) {
     const Node* producer = v->producer();
@@ -367,11 +374,13 @@ void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph) const {
       const Step& add = gp.steps[static_cast<size_t>(stepOf.at(chain.add))];
       planned.residual = add.inputs[chain.epilogue.residualFirst ? 0 : 1];
     }
-    for (const Node* later : chain.laterNodes()) {
-      int32_t step = stepOf.at(later);
+    const std::vector<const Node*> later = chain.laterNodes();  // never empty
+    for (const Node* node : later) {
+      int32_t step = stepOf.at(node);
       planned.laterSteps.push_back(step);
       planned.innerSlots.push_back(gp.steps[static_cast<size_t>(step)].outputs[0]);
     }
+    planned.output = later.back()->output(0);
     planned.outputSlot = planned.innerSlots.back();
     planned.innerSlots.pop_back();
     planned.chain = std::move(chain);
@@ -416,10 +425,8 @@ Array runFakeQuantize(const Array& x, const PlannedFakeQuant& fq, ThreadPool* po
 
 }  // namespace
 
-void Interpreter::Plan::planFakeQuants(GraphPlan& gp, const Graph& graph) const {
-  if (!fuse) return;
-  std::unordered_map<const Node*, int32_t> stepOf;
-  for (size_t i = 0; i < gp.steps.size(); ++i) stepOf[gp.steps[i].node] = static_cast<int32_t>(i);
+void Interpreter::Plan::planFakeQuants(GraphPlan& gp, const Graph& graph,
+                                       const StepIndex& stepOf) const {
   for (size_t i = 0; i < gp.steps.size(); ++i) {
     Step& q = gp.steps[i];
     const Node& node = *q.node;
@@ -448,15 +455,13 @@ void Interpreter::Plan::planFakeQuants(GraphPlan& gp, const Graph& graph) const 
         !perTensorNode(*dq, d.opset, zero->dataType())) {
       continue;
     }
-    const QuantRange range = quantRange(zero->dataType());
-    const auto z = static_cast<int32_t>(zero->getInt64(0));
     PlannedFakeQuant planned;
     planned.dequantizeStep = dqStep->second;
     planned.integerSlot = q.outputs[0];
     planned.outputSlot = d.outputs[0];
-    planned.quantize = {scale->data<float>()[0], z,
-                        static_cast<float>(static_cast<int64_t>(range.min) - z),
-                        static_cast<float>(static_cast<int64_t>(range.max) - z)};
+    planned.quantize =
+        quantizeParams(scale->data<float>()[0], static_cast<int32_t>(zero->getInt64(0)),
+                       quantRange(zero->dataType()));
     planned.dequantizeScale = dqScale->data<float>()[0];
     planned.dequantizeZeroPoint = dqZeroAbsent ? 0 : static_cast<int32_t>(dqZero->getInt64(0));
     q.fakeQuant = static_cast<int32_t>(gp.fakeQuants.size());
@@ -588,7 +593,7 @@ std::vector<Array> Interpreter::Plan::execute(
       const Value* value = node.output(i);
       if (chain != nullptr) {  // the chain's last node's output, computed here
         slot = chain->outputSlot;
-        value = chain->chain.last()->output(0);
+        value = chain->output;
       } else if (fakeQuant != nullptr) {  // the DequantizeLinear's output
         slot = fakeQuant->outputSlot;
         value = plan.steps[static_cast<size_t>(fakeQuant->dequantizeStep)].node->output(0);

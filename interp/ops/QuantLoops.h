@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "QuantMath.h"
+
 namespace qopt::interp {
 
 /// The parameters of one QuantizeLinear to an 8-bit type: lo and hi are the type's range less
@@ -18,6 +20,12 @@ struct QuantizeParams {
   float lo = 0.0f;
   float hi = 0.0f;
 };
+
+/// The parameters for `scale` and `zeroPoint` on the integers of `range`.
+inline QuantizeParams quantizeParams(float scale, int32_t zeroPoint, QuantRange range) {
+  return {scale, zeroPoint, static_cast<float>(static_cast<int64_t>(range.min) - zeroPoint),
+          static_cast<float>(static_cast<int64_t>(range.max) - zeroPoint)};
+}
 
 void quantizeRow(const float* x, int8_t* y, int64_t n, const QuantizeParams& q);
 void quantizeRow(const float* x, uint8_t* y, int64_t n, const QuantizeParams& q);

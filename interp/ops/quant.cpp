@@ -167,6 +167,20 @@ void forEachRow(const KernelContext& ctx, const ParamLayout& l, Body&& body) {
   });
 }
 
+// Runs body(p, offset, count) over spans of elements that share parameter p, split across the
+// pool: rows of the per-axis case, and pieces of the one long row of the per-tensor case.
+template <class Body>
+void forEachSpan(const KernelContext& ctx, const ParamLayout& l, Body&& body) {
+  if (l.perTensor) {
+    parallelFor(ctx.pool, l.inner, kElementwiseGrain,
+                [&](int64_t i0, int64_t i1) { body(size_t{0}, i0, i1 - i0); });
+    return;
+  }
+  forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+    body(static_cast<size_t>(l.index(o, d, 0)), offset, l.inner);
+  });
+}
+
 DataType quantizeOutputType(const KernelContext& ctx, const Array* zeroPoint) {
   const int64_t outputDtype = quantOpset(ctx) >= 21 ? ctx.node.attrInt("output_dtype", 0) : 0;
   if (outputDtype != 0) {
@@ -249,22 +263,9 @@ void quantizeLinearKernel(KernelContext& ctx) {
         // One scale and zero point per row: the common per-tensor and per-axis case.
         if constexpr (std::is_same_v<X, float> &&
                       (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>)) {
-          auto paramsAt = [&](size_t p) {
-            return QuantizeParams{scale[p], zp[p],
-                                  static_cast<float>(static_cast<int64_t>(range.min) - zp[p]),
-                                  static_cast<float>(static_cast<int64_t>(range.max) - zp[p])};
-          };
-          if (l.perTensor) {  // one long row: split it
-            const QuantizeParams params = paramsAt(0);
-            parallelFor(ctx.pool, l.inner, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-              quantizeRow(xp + i0, yp + i0, i1 - i0, params);
-            });
-          } else {
-            forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
-              quantizeRow(xp + offset, yp + offset, l.inner,
-                          paramsAt(static_cast<size_t>(l.index(o, d, 0))));
-            });
-          }
+          forEachSpan(ctx, l, [&](size_t p, int64_t offset, int64_t count) {
+            quantizeRow(xp + offset, yp + offset, count, quantizeParams(scale[p], zp[p], range));
+          });
           return;
         }
         forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
@@ -350,16 +351,9 @@ void dequantizeLinearKernel(KernelContext& ctx) {
     if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t>) {
       if (y.dataType() == DataType::Float && !l.blocked) {
         float* yp = y.data<float>();
-        if (l.perTensor) {  // one long row: split it
-          parallelFor(ctx.pool, l.inner, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-            dequantizeRow(xp + i0, yp + i0, i1 - i0, scale[0], static_cast<int32_t>(zp[0]));
-          });
-        } else {
-          forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
-            const size_t p = static_cast<size_t>(l.index(o, d, 0));
-            dequantizeRow(xp + offset, yp + offset, l.inner, scale[p], static_cast<int32_t>(zp[p]));
-          });
-        }
+        forEachSpan(ctx, l, [&](size_t p, int64_t offset, int64_t count) {
+          dequantizeRow(xp + offset, yp + offset, count, scale[p], static_cast<int32_t>(zp[p]));
+        });
         return;
       }
     }

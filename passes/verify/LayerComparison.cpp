@@ -88,7 +88,8 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   interp::Interpreter originalRun(original);
   interp::Interpreter currentRun(current);
   CurrentCapture currentCapture(pairs);
-  analysis::ComparisonQueue queue(kMaxPendingBytes);
+  // Outputs only: nothing to compare while the models run, no thread.
+  analysis::ComparisonQueue queue(kMaxPendingBytes, !pairs.empty());
   ReferenceCapture referenceCapture(pairs, currentCapture, errors.layers, queue);
   for (const analysis::Sample& sample : samples) {
     std::vector<interp::Array> actual = currentRun.run(analysis::feedFor(current, sample.inputs),

@@ -86,22 +86,9 @@ Built buildPair(const PairCase& c, float dequantizeScale = kScale) {
   return built;
 }
 
-struct Runs {
-  Array fused, unfused;
-  uint64_t fusedPeak = 0, unfusedPeak = 0;
-};
-
-Runs runBothWays(const Graph& graph, const Array& x, int threads) {
-  Runs r;
-  for (bool fuse : {true, false}) {
-    RunOptions options;
-    options.fuse = fuse;
-    options.threads = threads;
-    Interpreter interpreter(graph, options);
-    (fuse ? r.fused : r.unfused) = interpreter.run({{"x", x}}).at(0);
-    (fuse ? r.fusedPeak : r.unfusedPeak) = interpreter.lastPeakBytes();
-  }
-  return r;
+// Both ways on input x; the pair's output is the graph's only output.
+BothWays runBothWays(const Graph& graph, const Array& x, int threads) {
+  return testing::runBothWays(graph, {{"x", x}}, threads);
 }
 
 class FakeQuantFusion : public ::testing::TestWithParam<PairCase> {};
@@ -110,8 +97,8 @@ TEST_P(FakeQuantFusion, FusedIsBitwiseTheTwoKernelsWithoutTheIntegers) {
   const PairCase& c = GetParam();
   Built built = buildPair(c);
   const Array x = pairInputs(c.x, 3);
-  Runs r = runBothWays(built.builder->graph(), x, c.threads);
-  EXPECT_TRUE(bitwiseEqual(r.fused, r.unfused));
+  BothWays r = runBothWays(built.builder->graph(), x, c.threads);
+  EXPECT_TRUE(bitwiseEqual(r.fused.at(0), r.unfused.at(0)));
   // Unfused, the integers and the dequantized values are alive together; fused, the integers
   // never exist.
   const uint64_t floats = static_cast<uint64_t>(x.numel()) * sizeof(float);
@@ -138,12 +125,12 @@ bool ranFused(Interpreter& interpreter, const Array& x) {
 TEST(FakeQuantFusion, ObservedIntegersAreComputedByTheQuantizeLinear) {
   Built built = buildPair(kPlain);
   const Array x = pairInputs(kPlain.x, 5);
-  Runs r = runBothWays(built.builder->graph(), x, 1);
+  BothWays r = runBothWays(built.builder->graph(), x, 1);
   Interpreter interpreter(built.builder->graph());
   Recorder recorder;
   recorder.values = {built.integers};
   Array y = interpreter.run({{"x", x}}, &recorder).at(0);
-  EXPECT_TRUE(bitwiseEqual(y, r.unfused));
+  EXPECT_TRUE(bitwiseEqual(y, r.unfused.at(0)));
   ASSERT_EQ(recorder.seen.count(built.integers->name()), 1u);
   EXPECT_EQ(recorder.seen[built.integers->name()].dataType(), DataType::Int8);
   EXPECT_FALSE(ranFused(interpreter, x));
@@ -152,7 +139,7 @@ TEST(FakeQuantFusion, ObservedIntegersAreComputedByTheQuantizeLinear) {
   const Value* dequantized = built.integers->uses()[0].user->output(0);
   outer.values = {dequantized};
   Array z = interpreter.run({{"x", x}}, &outer).at(0);
-  EXPECT_TRUE(bitwiseEqual(z, r.unfused));
+  EXPECT_TRUE(bitwiseEqual(z, r.unfused.at(0)));
   EXPECT_TRUE(ranFused(interpreter, x));
   ASSERT_EQ(outer.seen.count(dequantized->name()), 1u);
 }
@@ -169,8 +156,8 @@ TEST(FakeQuantFusion, IntegersReadElsewhereOrReturnedStay) {
           Attribute::makeInt("to", static_cast<int64_t>(DataType::Float)));
     }
     const Array x = pairInputs(kPlain.x, 6);
-    Runs r = runBothWays(b.graph(), x, 1);
-    EXPECT_TRUE(bitwiseEqual(r.fused, r.unfused)) << variant;
+    BothWays r = runBothWays(b.graph(), x, 1);
+    EXPECT_TRUE(bitwiseEqual(r.fused.at(0), r.unfused.at(0))) << variant;
     EXPECT_EQ(r.fusedPeak, r.unfusedPeak) << variant;
   }
 }
@@ -189,8 +176,8 @@ TEST(FakeQuantFusion, PerChannelParametersRunAsTwoKernels) {
   dq->setAttr(Attribute::makeInt("axis", 1));
   b.output(dq->output(0));
   const Array in = pairInputs({2, 3, 11}, 8);
-  Runs r = runBothWays(b.graph(), in, 1);
-  EXPECT_TRUE(bitwiseEqual(r.fused, r.unfused));
+  BothWays r = runBothWays(b.graph(), in, 1);
+  EXPECT_TRUE(bitwiseEqual(r.fused.at(0), r.unfused.at(0)));
   EXPECT_EQ(r.fusedPeak, r.unfusedPeak);
 }
 

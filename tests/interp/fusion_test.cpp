@@ -116,35 +116,6 @@ Built buildChain(const ChainCase& c, uint32_t seed) {
   return built;
 }
 
-// One graph run fused and unfused on the same inputs.
-struct BothWays {
-  std::vector<Array> fused, unfused;
-  uint64_t fusedPeak = 0, unfusedPeak = 0;
-
-  // Every output bitwise the same.
-  bool same() const {
-    if (fused.size() != unfused.size()) return false;
-    for (size_t i = 0; i < fused.size(); ++i) {
-      if (!bitwiseEqual(fused[i], unfused[i])) return false;
-    }
-    return true;
-  }
-};
-
-BothWays runBothWays(const Graph& graph, const std::map<std::string, Array>& feeds,
-                     int threads = 1) {
-  BothWays result;
-  for (bool fuse : {true, false}) {
-    RunOptions options;
-    options.fuse = fuse;
-    options.threads = threads;
-    Interpreter interpreter(graph, options);
-    (fuse ? result.fused : result.unfused) = interpreter.run(feeds);
-    (fuse ? result.fusedPeak : result.unfusedPeak) = interpreter.lastPeakBytes();
-  }
-  return result;
-}
-
 class ConvChainFusion : public ::testing::TestWithParam<ChainCase> {};
 
 TEST_P(ConvChainFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
