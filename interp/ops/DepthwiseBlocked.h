@@ -21,9 +21,11 @@ namespace qopt::interp {
 bool depthwiseBlockedFits(const ConvShape& s, const WindowGeometry& g, int64_t maxBufferBytes);
 
 /// y = depthwise conv(x, w) + bias (bias may be null), then `epilogue` (may be null) with
-/// `residual` (y's shape, null when the epilogue adds none).
+/// `residual` (y's shape, null when the epilogue adds none). With `columnReuse` (the default),
+/// rows of horizontal stride and dilation 1 load each input column once for the kernel row's
+/// taps that read it; without it every tap loads its own (the same bits either way).
 void depthwiseBlocked(const float* x, const float* w, const float* bias, float* y,
                       const ConvShape& s, const WindowGeometry& g, ThreadPool* pool,
-                      const ConvEpilogue* epilogue, const float* residual);
+                      const ConvEpilogue* epilogue, const float* residual, bool columnReuse = true);
 
 }  // namespace qopt::interp

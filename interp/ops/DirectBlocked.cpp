@@ -71,12 +71,13 @@ void directPixels(const lanes::FilterLanes& grp, const float* padded, const Wind
   const int64_t products = static_cast<int64_t>(p.offsets.size());
   const int64_t* offsets = p.offsets.data();
   const float* weights = grp.weights.data();
+  const bool wide = lanes::wideRegisters();
   for (int64_t q = q0; q < q1; q += kLanes) {
     const int64_t n = std::min(kLanes, q1 - q);
     const float* base[kLanes];
     lanes::windowStarts(base, padded, q, n, ow, 0, sh * p.paddedCols, sw);
     Vec acc[kLanes];
-    lanes::multiplyAccumulate<true>(acc, base, grp.bias, weights, offsets, products);
+    lanes::multiplyAccumulate<true>(acc, base, grp.bias, weights, offsets, products, wide);
     storeChannels(acc, grp, q, n);
   }
 }

@@ -30,31 +30,54 @@ typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
   std::memcpy(p, &v, sizeof v);
 }
 
-// One stage of a 16x16 transpose: rows i and i + B (for i with bit B clear) swap their
-// off-diagonal blocks of B lanes. The stages B = 8, 4, 2, 1 together transpose.
-constexpr int lowIndex(int j, int b) {
-  return (j / b) % 2 == 0 ? j : kLanes + j - b;
-}
-constexpr int highIndex(int j, int b) {
-  return (j / b) % 2 == 0 ? j + b : kLanes + j;
-}
+// Half of the 16 lanes: one AVX2 register. Transposes work on these: GCC lowers a shuffle of
+// 16 floats element by element through memory where no 16-float register exists.
+typedef float Half __attribute__((vector_size(kLanes / 2 * sizeof(float))));
 
-template <int B, size_t... I>
-[[gnu::always_inline]] inline void transposeStage(Vec* r, std::index_sequence<I...>) {
-  for (int i = 0; i < kLanes; ++i) {
-    if ((i / B) % 2 != 0) continue;
-    const Vec a = r[i], b = r[i + B];
-    r[i] = __builtin_shufflevector(a, b, lowIndex(I, B)...);
-    r[i + B] = __builtin_shufflevector(a, b, highIndex(I, B)...);
+/// cols[j][0 ... 7] = rows[0 ... 7][j] for j < 8: unpacks, shuffles within 128-bit blocks and
+/// block swaps, one instruction each on AVX2.
+[[gnu::always_inline]] inline void transpose8(const float* const* rows, float* const* cols) {
+  Half r[8], t[8], u[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) std::memcpy(&r[k], rows[k], sizeof(Half));
+#pragma GCC unroll 4
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] = __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  // u[4m + q]: column q (first 128 bits) and column 4 + q (last) of rows 4m ... 4m + 3.
+#pragma GCC unroll 2
+  for (int m = 0; m < 8; m += 4) {
+    u[m] = __builtin_shufflevector(t[m], t[m + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[m + 1] = __builtin_shufflevector(t[m], t[m + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[m + 2] = __builtin_shufflevector(t[m + 1], t[m + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[m + 3] = __builtin_shufflevector(t[m + 1], t[m + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const Half low = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const Half high = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(cols[q], &low, sizeof low);
+    std::memcpy(cols[q + 4], &high, sizeof high);
   }
 }
 
-[[gnu::always_inline]] inline void transpose(Vec* r) {
-  constexpr auto lanes = std::make_index_sequence<kLanes>{};
-  transposeStage<8>(r, lanes);
-  transposeStage<4>(r, lanes);
-  transposeStage<2>(r, lanes);
-  transposeStage<1>(r, lanes);
+/// cols[j][0 ... 15] = rows[0 ... 15][j] for j < 16, as four 8x8 blocks.
+[[gnu::always_inline]] inline void transpose(const float* const* rows, float* const* cols) {
+#pragma GCC unroll 2
+  for (int bi = 0; bi < kLanes; bi += 8) {
+#pragma GCC unroll 2
+    for (int bj = 0; bj < kLanes; bj += 8) {
+      const float* r[8];
+      float* c[8];
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) {
+        r[k] = rows[bi + k] + bj;
+        c[k] = cols[bj + k] + bi;
+      }
+      transpose8(r, c);
+    }
+  }
 }
 
 /// Where the windows of output pixels q0 ... q0 + 15 (row-major over `width` columns) start:
@@ -73,34 +96,88 @@ template <int B, size_t... I>
   }
 }
 
+/// Whether the CPU has 16-float registers (AVX-512). Without them a 16-lane vector takes two
+/// registers, and kernels keep fewer in flight.
+inline bool wideRegisters() {
+  static const bool wide = __builtin_cpu_supports("avx512f");
+  return wide;
+}
+
 /// acc[i] = bias + sum over t, in order, of weights[t] * x(base[i] + offsets[t]), for 16 pixels
-/// i, 8 at a time. x is the 16 lanes at that address, or with `Broadcast` the one float there
-/// in every lane. bias and weights hold 16 lanes each (weights: per t).
+/// i: 8 at a time with `wide` registers, else 4 at a time as two halves each (8 accumulators,
+/// two weight halves and the input in 11 of AVX2's 16 registers). x is the 16 lanes at that
+/// address, or with `Broadcast` the one float there in every lane. bias and weights hold 16
+/// lanes each (weights: per t).
 template <bool Broadcast>
 [[gnu::always_inline]] inline void multiplyAccumulate(Vec* acc, const float* const* base,
                                                       const float* bias, const float* weights,
-                                                      const int64_t* offsets, int64_t products) {
-  for (int64_t half = 0; half < kLanes; half += kInFlight) {
-    Vec part[kInFlight];
+                                                      const int64_t* offsets, int64_t products,
+                                                      bool wide) {
+  if (wide) {
+    for (int64_t half = 0; half < kLanes; half += kInFlight) {
+      Vec part[kInFlight];
 #pragma GCC unroll 8
-    for (int64_t i = 0; i < kInFlight; ++i) load(part[i], bias);
+      for (int64_t i = 0; i < kInFlight; ++i) load(part[i], bias);
+      for (int64_t t = 0; t < products; ++t) {
+        Vec wv;
+        load(wv, weights + t * kLanes);
+        const int64_t offset = offsets[t];
+#pragma GCC unroll 8
+        for (int64_t i = 0; i < kInFlight; ++i) {
+          if constexpr (Broadcast) {
+            part[i] += wv * base[half + i][offset];
+          } else {
+            Vec v;
+            load(v, base[half + i] + offset);
+            part[i] += wv * v;
+          }
+        }
+      }
+#pragma GCC unroll 8
+      for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
+    }
+    return;
+  }
+  constexpr int64_t kNarrow = kInFlight / 2;
+  constexpr int64_t kHalf = kLanes / 2;
+  for (int64_t q = 0; q < kLanes; q += kNarrow) {
+    Half low[kNarrow], high[kNarrow], b0, b1;
+    std::memcpy(&b0, bias, sizeof b0);
+    std::memcpy(&b1, bias + kHalf, sizeof b1);
+#pragma GCC unroll 4
+    for (int64_t i = 0; i < kNarrow; ++i) {
+      low[i] = b0;
+      high[i] = b1;
+    }
+    const float* p[kNarrow];
+#pragma GCC unroll 4
+    for (int64_t i = 0; i < kNarrow; ++i) p[i] = base[q + i];
     for (int64_t t = 0; t < products; ++t) {
-      Vec wv;
-      load(wv, weights + t * kLanes);
+      Half w0, w1;
+      std::memcpy(&w0, weights + t * kLanes, sizeof w0);
+      std::memcpy(&w1, weights + t * kLanes + kHalf, sizeof w1);
       const int64_t offset = offsets[t];
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) {
+#pragma GCC unroll 4
+      for (int64_t i = 0; i < kNarrow; ++i) {
         if constexpr (Broadcast) {
-          part[i] += wv * base[half + i][offset];
+          const float v = p[i][offset];
+          low[i] += w0 * v;
+          high[i] += w1 * v;
         } else {
-          Vec v;
-          load(v, base[half + i] + offset);
-          part[i] += wv * v;
+          Half v0, v1;
+          std::memcpy(&v0, p[i] + offset, sizeof v0);
+          std::memcpy(&v1, p[i] + offset + kHalf, sizeof v1);
+          low[i] += w0 * v0;
+          high[i] += w1 * v1;
         }
       }
     }
-#pragma GCC unroll 8
-    for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
+#pragma GCC unroll 4
+    for (int64_t i = 0; i < kNarrow; ++i) {
+      float* out = reinterpret_cast<float*>(&acc[q + i]);
+      std::memcpy(out, &low[i], sizeof low[i]);
+      std::memcpy(out + kHalf, &high[i], sizeof high[i]);
+    }
   }
 }
 
@@ -146,20 +223,23 @@ struct FilterLanes {
 
 /// acc[i] holds 16 channels of output pixel q0 + i; transposes them and writes each filter's n
 /// pixels (n <= 16) to its output at q0, through its epilogue.
-[[gnu::always_inline]] inline void storeChannels(Vec* acc, const FilterLanes& f, int64_t q0,
+[[gnu::always_inline]] inline void storeChannels(const Vec* acc, const FilterLanes& f, int64_t q0,
                                                  int64_t n) {
-  transpose(acc);  // acc[c]: channel c at pixels q0 ...
+  float values[kLanes][kLanes];  // [channel][pixel]
+  const float* rows[kLanes];
+  float* cols[kLanes];
+  for (int64_t i = 0; i < kLanes; ++i) {
+    rows[i] = reinterpret_cast<const float*>(&acc[i]);
+    cols[i] = values[i];
+  }
+  transpose(rows, cols);
   for (int64_t c = 0; c < f.count; ++c) {
-    float values[kLanes];
-    store(values, acc[c]);
     float* out = f.outputs[c] + q0;
     if (f.hasEpilogue) {
       const float* residual = f.residuals[c] != nullptr ? f.residuals[c] + q0 : nullptr;
-      applyChannelEpilogue(f.epilogues[c], values, out, residual, n);
-    } else if (n == kLanes) {
-      store(out, acc[c]);
+      applyChannelEpilogue(f.epilogues[c], values[c], out, residual, n);
     } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = values[i];
+      std::memcpy(out, values[c], static_cast<size_t>(n) * sizeof(float));
     }
   }
 }
