@@ -1,11 +1,11 @@
 #include "MatrixMultiply.h"
 
-#include <cblas.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <Eigen/Core>
+
 #include <algorithm>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,12 +24,10 @@ int threadsOf(ThreadPool* pool) {
   return pool == nullptr ? 1 : pool->size();
 }
 
-// The BLAS libraries would otherwise start their own threads inside every call, on top of qopt's
-// pool: OpenBLAS has one global setting; oneDNN (built on OpenMP) follows the calling thread's
-// OpenMP thread count, so every thread that multiplies sets its own to 1 once.
+// oneDNN (built on OpenMP) would otherwise start its own threads inside every call, on top of
+// qopt's pool: it follows the calling thread's OpenMP thread count, so every thread that
+// multiplies sets its own to 1 once.
 void useSingleThreadedBlas() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
   thread_local const bool ompSingle = [] {
     omp_set_num_threads(1);
     return true;
@@ -38,7 +36,9 @@ void useSingleThreadedBlas() {
 }
 
 // Float products use oneDNN's sgemm, 10-20% faster than OpenBLAS's on the convolution shapes
-// measured in bench/README.md; double products stay with OpenBLAS (oneDNN has no dgemm).
+// measured in bench/README.md; double products use Eigen's (oneDNN has no dgemm). Not OpenBLAS:
+// its pthread build starts a thread per core when it is loaded, which then spins on
+// sched_yield for about a second, taking a core from the interpreter's own threads.
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const dnnl_status_t status =
@@ -51,10 +51,29 @@ void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, co
 
 void blasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
               int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
-              static_cast<blasint>(ldc));
+  using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Stride = Eigen::OuterStride<>;
+  const Eigen::Map<const Matrix, 0, Stride> ma(a, ta ? k : m, ta ? m : k, Stride(lda));
+  const Eigen::Map<const Matrix, 0, Stride> mb(b, tb ? n : k, tb ? k : n, Stride(ldb));
+  Eigen::Map<Matrix, 0, Stride> mc(c, m, n, Stride(ldc));
+  // As BLAS: with beta 0, C is written without being read (NaN there does not propagate).
+  auto product = [&](const auto& opA, const auto& opB) {
+    if (beta == 0.0) {
+      mc.noalias() = alpha * (opA * opB);
+    } else {
+      mc *= beta;
+      mc.noalias() += alpha * (opA * opB);
+    }
+  };
+  if (ta && tb) {
+    product(ma.transpose(), mb.transpose());
+  } else if (ta) {
+    product(ma.transpose(), mb);
+  } else if (tb) {
+    product(ma, mb.transpose());
+  } else {
+    product(ma, mb);
+  }
 }
 
 template <class T>
