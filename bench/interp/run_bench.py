@@ -24,6 +24,7 @@ boundary crossed upstream moves a value by a whole quantization step."""
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -110,7 +111,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", required=True)
     parser.add_argument("--work", default=None)
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=10,
+                        help="timed runs per measurement, at least; more for short models, "
+                             "so that each measurement takes --min-ms")
+    parser.add_argument("--min-ms", type=float, default=500.0,
+                        help="wall time one measurement should take at least: a short model's "
+                             "minimum over few runs is mostly the machine's noise")
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternations of qopt and ONNX Runtime; the minimum is reported")
     parser.add_argument("--models", default=",".join(build_models.MODEL_SETS["bench"]))
@@ -138,12 +144,15 @@ def main():
             qopt_out = os.path.join(work, "out", f"{name}.t{threads}.qopt")
             ort_out = os.path.join(work, "out", f"{name}.t{threads}.ort")
             qopt_ms, ort_ms, qopt_cpu, ort_cpu, plain_cpu = [], [], [], [], []
+            probe = run_json([latency, model_path, "--inputs", inputs, "--threads", threads,
+                              "--runs", "3", "--warmup", "1"])
+            runs = str(max(args.runs, math.ceil(args.min_ms / max(probe["min_ms"], 1e-3))))
             for _ in range(args.rounds):
                 q = run_json([latency, model_path, "--inputs", inputs, "--outputs", qopt_out,
-                              "--threads", threads, "--runs", str(args.runs), "--warmup", "2"])
+                              "--threads", threads, "--runs", runs, "--warmup", "2"])
                 o = run_json([args.node, run_ort, "--model", model_path, "--inputs", inputs,
                               "--outputs", ort_out, "--optimization", "all",
-                              "--threads", threads, "--runs", str(args.runs), "--warmup", "2"])
+                              "--threads", threads, "--runs", runs, "--warmup", "2"])
                 qopt_ms.append(q["min_ms"])
                 ort_ms.append(o["min_ms"])
                 qopt_cpu.append(q["min_cpu_ms"])
@@ -153,7 +162,7 @@ def main():
                     # the op-for-op reference for an interpreter.
                     plain = run_json([args.node, run_ort, "--model", model_path, "--inputs",
                                       inputs, "--optimization", "disabled", "--threads", threads,
-                                      "--runs", str(args.runs), "--warmup", "2"])
+                                      "--runs", runs, "--warmup", "2"])
                     plain_cpu.append(plain["min_cpu_ms"])
             if quantized:
                 plain_out = ort_out + ".plain"
