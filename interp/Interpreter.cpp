@@ -59,8 +59,10 @@ struct Step {
 // allows it, the Conv step computes the chain's last output and its later steps are skipped.
 struct PlannedChain {
   ConvChain chain;
-  ValueRef residual;                // the Add's other operand
-  std::vector<int32_t> laterSteps;  // the BatchNormalization, Add and activation steps
+  ValueRef residual;  // the Add's other operand
+  // The BatchNormalization, Add and activation steps, and a QuantizeLinear -> DequantizeLinear
+  // pair last.
+  std::vector<int32_t> laterSteps;
   std::vector<int32_t> innerSlots;  // values computed only inside the fused step
   int32_t outputSlot = -1;
   const Value* output = nullptr;  // the chain's last node's output
@@ -169,6 +171,7 @@ struct Interpreter::Plan {
   using StepIndex = std::unordered_map<const Node*, int32_t>;
   void planChains(GraphPlan& gp, const Graph& graph, const StepIndex& stepOf) const;
   void planFakeQuants(GraphPlan& gp, const Graph& graph, const StepIndex& stepOf) const;
+  void planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph, const StepIndex& stepOf) const;
   std::vector<Array> execute(Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
                              const std::function<const Array*(const Value*)>& outer,
                              CaptureObserver* observer);
@@ -339,6 +342,7 @@ const GraphPlan& Interpreter::Plan::prepare(Interpreter& self, const Graph& grap
     }
     planChains(*gp, graph, stepOf);
     planFakeQuants(*gp, graph, stepOf);
+    planEpilogueFakeQuants(*gp, graph, stepOf);
   }
 
   const GraphPlan& result = *gp;
@@ -466,6 +470,59 @@ void Interpreter::Plan::planFakeQuants(GraphPlan& gp, const Graph& graph,
     planned.dequantizeZeroPoint = dqZeroAbsent ? 0 : static_cast<int32_t>(dqZero->getInt64(0));
     q.fakeQuant = static_cast<int32_t>(gp.fakeQuants.size());
     gp.fakeQuants.push_back(planned);
+  }
+}
+
+// A planned QuantizeLinear -> DequantizeLinear pair whose input is a float Conv's output (or a
+// chain's) that nothing else reads becomes the last stage of that Conv's epilogue: the
+// activations of a Q/DQ model are then written once, fake-quantized, instead of written, read
+// and written again. A Conv that heads no chain gets a chain of its own.
+void Interpreter::Plan::planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph,
+                                               const StepIndex& stepOf) const {
+  std::unordered_map<const Value*, int32_t> chainOf;
+  for (size_t c = 0; c < gp.chains.size(); ++c) {
+    chainOf[gp.chains[c].output] = static_cast<int32_t>(c);
+  }
+  for (size_t i = 0; i < gp.steps.size(); ++i) {
+    const Step& q = gp.steps[i];
+    if (q.fakeQuant < 0) continue;
+    const Value* x = q.node->input(0);
+    const Node* producer = x->producer();
+    if (producer == nullptr || producer->graph() != &graph || x->isGraphOutput() ||
+        x->uses().size() != 1) {
+      continue;
+    }
+    int32_t chainIndex = -1;
+    if (auto c = chainOf.find(x); c != chainOf.end()) {
+      chainIndex = c->second;
+    } else if (producer->is("Conv") && producer->domain().empty() && x == producer->output(0)) {
+      const auto head = stepOf.find(producer);
+      if (head == stepOf.end()) continue;
+      Step& conv = gp.steps[static_cast<size_t>(head->second)];
+      if (conv.chain >= 0 || conv.outputs.size() != 1 || conv.outputs[0] < 0) continue;
+      PlannedChain own;
+      own.chain.conv = producer;
+      own.outputSlot = conv.outputs[0];
+      own.output = x;
+      conv.chain = static_cast<int32_t>(gp.chains.size());
+      chainIndex = conv.chain;
+      gp.chains.push_back(std::move(own));
+    } else {
+      continue;
+    }
+    PlannedChain& chain = gp.chains[static_cast<size_t>(chainIndex)];
+    const PlannedFakeQuant& fq = gp.fakeQuants[static_cast<size_t>(q.fakeQuant)];
+    FakeQuantStage& stage = chain.chain.epilogue.fakeQuant;
+    stage.active = true;
+    stage.quantize = fq.quantize;
+    stage.dequantizeScale = fq.dequantizeScale;
+    stage.dequantizeZeroPoint = fq.dequantizeZeroPoint;
+    chain.laterSteps.push_back(static_cast<int32_t>(i));
+    chain.laterSteps.push_back(fq.dequantizeStep);
+    chain.innerSlots.push_back(chain.outputSlot);
+    chain.innerSlots.push_back(fq.integerSlot);
+    chain.outputSlot = fq.outputSlot;
+    chain.output = gp.steps[static_cast<size_t>(fq.dequantizeStep)].node->output(0);
   }
 }
 

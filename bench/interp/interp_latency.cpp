@@ -2,7 +2,7 @@
 // tests/ort/run_ort.js --runs for ONNX Runtime.
 //
 //   qopt-interp-latency MODEL.onnx --inputs DIR [--outputs DIR] [--threads N] [--runs N]
-//                       [--warmup N]
+//                       [--warmup N] [--no-fuse]
 //
 // Inputs are read from DIR/<input name>.npy; with --outputs, the last run's outputs are written
 // to DIR/<output name>.npy (names as qopt-run writes them). Prints one JSON line:
@@ -35,6 +35,7 @@ struct Options {
   int threads = 1;
   int runs = 10;
   int warmup = 2;
+  bool fuse = true;  // --no-fuse: every node as its own step (what verify{layers=all} runs)
 };
 
 double processCpuMs() {
@@ -85,6 +86,8 @@ Options parseArgs(int argc, char** argv) {
       o.runs = parseCount(arg, value(), 1);
     else if (arg == "--warmup")
       o.warmup = parseCount(arg, value(), 0);
+    else if (arg == "--no-fuse")
+      o.fuse = false;
     else if (!arg.empty() && arg[0] != '-' && o.model.empty())
       o.model = arg;
     else {
@@ -95,7 +98,7 @@ Options parseArgs(int argc, char** argv) {
   if (o.model.empty() || o.inputs.empty()) {
     throw qopt::Error(qopt::ErrorKind::Usage, "qopt-interp-latency", {},
                       "usage: qopt-interp-latency MODEL.onnx --inputs DIR [--outputs DIR] "
-                      "[--threads N] [--runs N] [--warmup N]");
+                      "[--threads N] [--runs N] [--warmup N] [--no-fuse]");
   }
   return o;
 }
@@ -111,6 +114,7 @@ int run(const Options& o) {
   }
   qopt::interp::RunOptions runOptions;
   runOptions.threads = o.threads;
+  runOptions.fuse = o.fuse;
   qopt::interp::Interpreter interpreter(graph, runOptions);
   std::vector<qopt::interp::Array> results;
   for (int i = 0; i < o.warmup; ++i) results = interpreter.run(feeds);

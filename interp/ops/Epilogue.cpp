@@ -50,6 +50,7 @@ ChannelEpilogue ConvEpilogue::forChannel(int64_t channel) const {
   e.addsResidual = addsResidual;
   e.residualFirst = residualFirst;
   e.activation = activation;
+  e.fakeQuant = fakeQuant;
   return e;
 }
 

@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "QuantLoops.h"
+
 namespace qopt::interp {
 
 /// y[i] = x[i] * a + b, in float (BatchNormalization's inference formula). `x` may equal `y`.
@@ -67,6 +69,15 @@ struct ScalarScale {
   return __builtin_fmaf(v, multiplier, -0.0f) + addend;
 }
 
+/// A QuantizeLinear -> DequantizeLinear pair (8-bit, one scale and zero point each) that reads
+/// the chain's output and nothing else: the chain writes its fake-quantized values.
+struct FakeQuantStage {
+  bool active = false;
+  QuantizeParams quantize;
+  float dequantizeScale = 1.0f;
+  int32_t dequantizeZeroPoint = 0;
+};
+
 /// The epilogue of one output channel, for a kernel that applies it while it writes the channel's
 /// outputs (ConvEpilogue::apply runs the same expressions stage by stage).
 struct ChannelEpilogue {
@@ -77,6 +88,7 @@ struct ChannelEpilogue {
   bool addsResidual = false;
   bool residualFirst = false;
   Activation activation;
+  FakeQuantStage fakeQuant;
 
   /// Calls fn(affine, scaled, addsResidual, activation) with the stages as compile-time tags
   /// (activation: 0 none, 1 Relu, 2 Clip, 3 HardSwish), so that a loop over outputs has no
@@ -150,6 +162,11 @@ struct ChannelEpilogue {
                      dst[i] = v;
                    }
                  });
+  // The pair's own loop (QuantLoops.cpp), on values still in L1: the same bits as its step.
+  if (e.fakeQuant.active) {
+    fakeQuantizeRow(dst, dst, n, e.fakeQuant.quantize, e.fakeQuant.dequantizeScale,
+                    e.fakeQuant.dequantizeZeroPoint);
+  }
 }
 
 struct ConvEpilogue {
@@ -159,11 +176,12 @@ struct ConvEpilogue {
   bool addsResidual = false;   // an Add of a tensor of the output's shape follows
   bool residualFirst = false;  // the residual is the Add's first operand
   Activation activation;
-  ScalarScale after;  // after the activation
+  ScalarScale after;         // after the activation
+  FakeQuantStage fakeQuant;  // last
 
   bool empty() const {
     return scale.empty() && before.identity() && after.identity() && !addsResidual &&
-           activation.kind == Activation::Kind::None;
+           activation.kind == Activation::Kind::None && !fakeQuant.active;
   }
   /// Applies the epilogue in place to `n` outputs of output channel `channel`; `residual` holds
   /// the residual's elements at the same positions (null when !addsResidual).

@@ -1,8 +1,8 @@
 // QuantizeLinear -> DequantizeLinear pairs on 8-bit integers run as one pass (the activations of
 // Q/DQ models): bitwise the outputs of the two kernels (RunOptions::fuse = false), without the
 // integers in memory, and unfused wherever the integers are seen by someone else or the
-// parameters are not one constant each. The vectorized loops against QuantMath's value-by-value
-// definitions.
+// parameters are not one constant each; and as the last stage of a convolution's epilogue. The
+// vectorized loops against QuantMath's value-by-value definitions.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -179,6 +179,98 @@ TEST(FakeQuantFusion, PerChannelParametersRunAsTwoKernels) {
   BothWays r = runBothWays(b.graph(), in, 1);
   EXPECT_TRUE(bitwiseEqual(r.fused.at(0), r.unfused.at(0)));
   EXPECT_EQ(r.fusedPeak, r.unfusedPeak);
+}
+
+// A Conv (or a Conv chain) whose output only a QuantizeLinear -> DequantizeLinear pair reads:
+// the pair runs as the last stage of the convolution's epilogue, for every convolution kernel
+// (16-channel depthwise, plane depthwise, direct, GEMM), bitwise the nodes one by one, and the
+// float output and the integers never exist.
+struct ConvPairCase {
+  std::string name;
+  Shape x;
+  int64_t filters, kernel, group;
+  bool relu;
+  int threads = 1;
+};
+
+class ConvEpilogueFakeQuant : public ::testing::TestWithParam<ConvPairCase> {};
+
+Array randomArray(Shape shape, uint32_t seed, float scale) {
+  Array a(DataType::Float, std::move(shape));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = dist(rng);
+  return a;
+}
+
+struct BuiltConv {
+  std::unique_ptr<GraphBuilder> builder;
+  Value* convOut = nullptr;
+  Value* integers = nullptr;
+};
+
+BuiltConv buildConvPair(const ConvPairCase& c) {
+  BuiltConv built;
+  built.builder = std::make_unique<GraphBuilder>(13);
+  GraphBuilder& b = *built.builder;
+  Value* x = b.input("x", DataType::Float);
+  const int64_t channels = c.x[1];
+  Array w = randomArray({c.filters, channels / c.group, c.kernel, c.kernel}, 11, 0.3f);
+  Node* conv = b.node(
+      "Conv", {x, b.constant("w", w), b.constant("bias", randomArray({c.filters}, 12, 0.5f))});
+  const int64_t pad = c.kernel / 2;
+  conv->setAttr(Attribute::makeInt("group", c.group));
+  conv->setAttr(Attribute::makeInts("pads", {pad, pad, pad, pad}));
+  built.convOut = conv->output(0);
+  Value* y = conv->output(0);
+  if (c.relu) y = b.node("Relu", {y})->output(0);
+  Node* q =
+      b.node("QuantizeLinear", {y, b.constant("s", Array::scalar<float>(DataType::Float, kScale)),
+                                b.constant("z", zeroPoint(DataType::UInt8, 7))});
+  built.integers = q->output(0);
+  Node* dq = b.node("DequantizeLinear",
+                    {q->output(0), b.constant("s2", Array::scalar<float>(DataType::Float, kScale)),
+                     b.constant("z2", zeroPoint(DataType::UInt8, 7))});
+  b.output(dq->output(0));
+  return built;
+}
+
+TEST_P(ConvEpilogueFakeQuant, FusedIsBitwiseTheNodesWithoutTheirTensors) {
+  const ConvPairCase& c = GetParam();
+  BuiltConv built = buildConvPair(c);
+  const Array x = randomArray(c.x, 13, 2.0f);
+  BothWays r = runBothWays(built.builder->graph(), x, c.threads);
+  EXPECT_TRUE(bitwiseEqual(r.fused.at(0), r.unfused.at(0)));
+  // Fused, the output is the only tensor the run allocates.
+  const uint64_t outputBytes = static_cast<uint64_t>(r.fused.at(0).numel()) * sizeof(float);
+  EXPECT_EQ(r.fusedPeak, outputBytes);
+  EXPECT_GT(r.unfusedPeak, outputBytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, ConvEpilogueFakeQuant,
+    ::testing::Values(ConvPairCase{"depthwise_blocked_relu", {1, 20, 9, 23}, 20, 3, 20, true},
+                      ConvPairCase{"depthwise_blocked_5x5", {2, 16, 8, 30}, 16, 5, 16, false},
+                      ConvPairCase{"depthwise_plane", {1, 3, 70, 70}, 3, 3, 3, true},
+                      ConvPairCase{"direct", {1, 3, 20, 21}, 18, 3, 1, true},
+                      ConvPairCase{"gemm", {1, 24, 10, 11}, 40, 3, 1, false},
+                      ConvPairCase{"pointwise_two_threads", {1, 32, 40, 40}, 48, 1, 1, true, 2}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(ConvEpilogueFakeQuant, ObservedInnerValuesRunTheNodesOneByOne) {
+  const ConvPairCase c{"observed", {1, 16, 6, 17}, 16, 3, 16, true};
+  BuiltConv built = buildConvPair(c);
+  const Array x = randomArray(c.x, 14, 2.0f);
+  BothWays r = runBothWays(built.builder->graph(), x, 1);
+  for (const Value* wanted : {built.convOut, built.integers}) {
+    Interpreter interpreter(built.builder->graph());
+    Recorder recorder;
+    recorder.values = {wanted};
+    Array y = interpreter.run({{"x", x}}, &recorder).at(0);
+    EXPECT_TRUE(bitwiseEqual(y, r.unfused.at(0))) << wanted->name();
+    ASSERT_EQ(recorder.seen.count(wanted->name()), 1u) << wanted->name();
+    EXPECT_GT(interpreter.lastPeakBytes(), r.fusedPeak) << wanted->name();
+  }
 }
 
 // The vectorized loops give, value by value, what QuantMath's scalar definitions give.
