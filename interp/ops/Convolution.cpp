@@ -335,13 +335,16 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
         ldb = count;
       }
       T* yg = y + (n * s.filters + grp * mg) * cols + first;
+      gemm(false, false, mg, count, k, T(1), w + grp * mg * k, k, b, ldb, T(0), yg, cols, nullptr);
+      // The bias after the product, on the tile while it is in cache (a fill before it and a
+      // product that adds to it cost a pass over the output).
       if (bias != nullptr) {
         for (int64_t m = 0; m < mg; ++m) {
-          std::fill(yg + m * cols, yg + m * cols + count, bias[grp * mg + m]);
+          T* row = yg + m * cols;
+          const T add = bias[grp * mg + m];
+          for (int64_t j = 0; j < count; ++j) row[j] += add;
         }
       }
-      gemm(false, false, mg, count, k, T(1), w + grp * mg * k, k, b, ldb,
-           bias != nullptr ? T(1) : T(0), yg, cols, nullptr);
       if constexpr (std::is_same_v<T, float>) {
         if (epilogue != nullptr) {
           for (int64_t m = 0; m < mg; ++m) {
