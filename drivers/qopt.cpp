@@ -1,6 +1,7 @@
 // qopt: reads an ONNX model, runs a pipeline of passes over it and writes the result.
 #include <gflags/gflags.h>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -13,6 +14,11 @@
 #include "qopt/pass/Version.h"
 
 int main(int argc, char** argv) {
+  // Before any pass library loads: Debian's OpenBLAS (quantize-weights links it) is the pthread
+  // build, which starts a thread per core at load time that then spins in sched_yield for about
+  // a second, taking a core from every run of every pass. With one thread at load it starts
+  // none; quantize-weights raises the count when it multiplies.
+  setenv("OPENBLAS_NUM_THREADS", "1", /*overwrite=*/0);
   gflags::SetVersionString(qopt::versionString());
   try {
     if (argc > 1 && std::string_view(argv[1]) == "inspect") {
