@@ -66,6 +66,16 @@ struct PlannedChain {
   std::vector<int32_t> innerSlots;  // values computed only inside the fused step
   int32_t outputSlot = -1;
   const Value* output = nullptr;  // the chain's last node's output
+  // The chain as a layer, without a QuantizeLinear -> DequantizeLinear pair appended to it.
+  FusedLayer layer;
+  // With such a pair: the chain before it, which runs when only the pair's input or integers
+  // are observed (the pair then runs as its own step). pairInner is where innerSlots' slots of
+  // the pair (its input, its integers) start.
+  bool hasPair = false;
+  size_t pairInner = 0;
+  size_t layerSteps = 0;  // laterSteps of the layer
+  int32_t layerOutputSlot = -1;
+  ConvEpilogue layerEpilogue;
 };
 
 // A QuantizeLinear -> DequantizeLinear pair on 8-bit integers with one scale and zero point each
@@ -385,6 +395,11 @@ void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph,
       planned.innerSlots.push_back(gp.steps[static_cast<size_t>(step)].outputs[0]);
     }
     planned.output = later.back()->output(0);
+    planned.layer.head = chain.conv;
+    planned.layer.inner.push_back(chain.conv->output(0));
+    for (size_t i = 0; i + 1 < later.size(); ++i)
+      planned.layer.inner.push_back(later[i]->output(0));
+    planned.layer.output = planned.output;
     planned.outputSlot = planned.innerSlots.back();
     planned.innerSlots.pop_back();
     planned.chain = std::move(chain);
@@ -504,6 +519,8 @@ void Interpreter::Plan::planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph
       own.chain.conv = producer;
       own.outputSlot = conv.outputs[0];
       own.output = x;
+      own.layer.head = producer;
+      own.layer.output = x;
       conv.chain = static_cast<int32_t>(gp.chains.size());
       chainIndex = conv.chain;
       gp.chains.push_back(std::move(own));
@@ -512,6 +529,11 @@ void Interpreter::Plan::planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph
     }
     PlannedChain& chain = gp.chains[static_cast<size_t>(chainIndex)];
     const PlannedFakeQuant& fq = gp.fakeQuants[static_cast<size_t>(q.fakeQuant)];
+    chain.hasPair = true;
+    chain.pairInner = chain.innerSlots.size();
+    chain.layerSteps = chain.laterSteps.size();
+    chain.layerOutputSlot = chain.outputSlot;
+    chain.layerEpilogue = chain.chain.epilogue;
     FakeQuantStage& stage = chain.chain.epilogue.fakeQuant;
     stage.active = true;
     stage.quantize = fq.quantize;
@@ -579,10 +601,12 @@ std::vector<Array> Interpreter::Plan::execute(
   }
 
   // A chain runs unfused when the observer wants a value inside it (and when runConv finds
-  // that its epilogue does not fit the run's tensors).
-  auto observed = [&](const PlannedChain& chain) {
+  // that its epilogue does not fit the run's tensors); without its QuantizeLinear ->
+  // DequantizeLinear pair when only the pair's input or integers are wanted.
+  auto wantedIn = [&](const PlannedChain& chain, size_t from, size_t to) {
     return !wanted.empty() &&
-           std::any_of(chain.innerSlots.begin(), chain.innerSlots.end(),
+           std::any_of(chain.innerSlots.begin() + static_cast<std::ptrdiff_t>(from),
+                       chain.innerSlots.begin() + static_cast<std::ptrdiff_t>(to),
                        [&](int32_t slot) { return wanted[static_cast<size_t>(slot)] != 0; });
   };
   std::vector<char> skipped(plan.chains.empty() && plan.fakeQuants.empty() ? 0 : plan.steps.size(),
@@ -617,7 +641,16 @@ std::vector<Array> Interpreter::Plan::execute(
     outputs.assign(step.outputs.size(), Array());
     const PlannedChain* chain = step.chain >= 0 ? &plan.chains[static_cast<size_t>(step.chain)]
                                                 : nullptr;  // planned only when fusing
-    if (chain != nullptr && observed(*chain)) chain = nullptr;
+    bool withoutPair = false;
+    if (chain != nullptr) {
+      const size_t layerInner = chain->hasPair ? chain->pairInner : chain->innerSlots.size();
+      if (wantedIn(*chain, 0, layerInner)) {
+        chain = nullptr;
+      } else if (chain->hasPair && wantedIn(*chain, layerInner, chain->innerSlots.size())) {
+        withoutPair = true;
+        if (chain->layerSteps == 0) chain = nullptr;  // a Conv and the pair alone: plain steps
+      }
+    }
     KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, lookup};
     try {
       if (chain != nullptr) {
@@ -625,7 +658,9 @@ std::vector<Array> Interpreter::Plan::execute(
         if (chain->residual.kind != ValueRef::Kind::Absent) {
           residual = resolve(chain->residual, chain->chain.add, step.opset);
         }
-        if (!runConv(ctx, &chain->chain.epilogue, residual)) chain = nullptr;
+        if (!runConv(ctx, withoutPair ? &chain->layerEpilogue : &chain->chain.epilogue, residual)) {
+          chain = nullptr;
+        }
       }
       if (fakeQuant != nullptr) {
         outputs[0] = runFakeQuantize(*inputs[0], *fakeQuant, pool.get());
@@ -649,8 +684,8 @@ std::vector<Array> Interpreter::Plan::execute(
       }
       const Value* value = node.output(i);
       if (chain != nullptr) {  // the chain's last node's output, computed here
-        slot = chain->outputSlot;
-        value = chain->output;
+        slot = withoutPair ? chain->layerOutputSlot : chain->outputSlot;
+        value = withoutPair ? chain->layer.output : chain->output;
       } else if (fakeQuant != nullptr) {  // the DequantizeLinear's output
         slot = fakeQuant->outputSlot;
         value = plan.steps[static_cast<size_t>(fakeQuant->dequantizeStep)].node->output(0);
@@ -661,7 +696,8 @@ std::vector<Array> Interpreter::Plan::execute(
       if (!wanted.empty() && wanted[static_cast<size_t>(slot)]) observer->captured(*value, dst);
     }
     if (chain != nullptr) {
-      for (int32_t later : chain->laterSteps) skipped[static_cast<size_t>(later)] = 1;
+      const size_t steps = withoutPair ? chain->layerSteps : chain->laterSteps.size();
+      for (size_t l = 0; l < steps; ++l) skipped[static_cast<size_t>(chain->laterSteps[l])] = 1;
     }
     if (fakeQuant != nullptr) skipped[static_cast<size_t>(fakeQuant->dequantizeStep)] = 1;
     release(step);
@@ -707,6 +743,16 @@ Interpreter::Interpreter(const Graph& graph, RunOptions options)
 Interpreter::~Interpreter() {
   // Arrays returned by runs may outlive the interpreter; their blocks are then freed, not kept.
   plan_->buffers->release();
+}
+
+std::vector<FusedLayer> Interpreter::fusedLayers() const {
+  std::vector<FusedLayer> layers;
+  auto it = plan_->graphs.find(&graph_);
+  if (it == plan_->graphs.end()) return layers;
+  for (const PlannedChain& chain : it->second->chains) {
+    if (!chain.layer.inner.empty()) layers.push_back(chain.layer);  // not a Conv + pair alone
+  }
+  return layers;
 }
 
 namespace {

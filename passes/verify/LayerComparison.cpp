@@ -1,5 +1,6 @@
 #include "LayerComparison.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -20,8 +21,10 @@ constexpr size_t kMaxPendingBytes = size_t{512} << 20;
 // Keeps the current model's captured tensors of one sample.
 class CurrentCapture : public interp::CaptureObserver {
  public:
-  explicit CurrentCapture(std::span<const TensorPair> pairs) {
-    for (const TensorPair& p : pairs) wanted_.insert(p.actual);
+  CurrentCapture(std::span<const TensorPair> pairs, const std::vector<char>& compared) {
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      if (compared[i]) wanted_.insert(pairs[i].actual);
+    }
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
   void captured(const Value& value, const interp::Array& array) override {
@@ -42,11 +45,12 @@ class CurrentCapture : public interp::CaptureObserver {
 // another thread while the run goes on), so only one model's intermediates are held at a time.
 class ReferenceCapture : public interp::CaptureObserver {
  public:
-  ReferenceCapture(std::span<const TensorPair> pairs, const CurrentCapture& current,
-                   std::vector<analysis::ErrorAccumulator>& layers,
+  ReferenceCapture(std::span<const TensorPair> pairs, const std::vector<char>& compared,
+                   const CurrentCapture& current, std::vector<analysis::ErrorAccumulator>& layers,
                    analysis::ComparisonQueue& queue)
       : pairs_(pairs), current_(current), layers_(layers), queue_(queue) {
     for (size_t i = 0; i < pairs.size(); ++i) {
+      if (!compared[i]) continue;
       wanted_.insert(pairs[i].reference);
       index_.emplace(pairs[i].reference, i);
     }
@@ -76,7 +80,8 @@ class ReferenceCapture : public interp::CaptureObserver {
 
 ModelErrors compareModels(const Graph& original, const Graph& current,
                           std::span<const TensorPair> pairs,
-                          std::span<const analysis::Sample> samples, int histogramBins) {
+                          std::span<const analysis::Sample> samples, int histogramBins,
+                          bool wholeLayers) {
   if (original.outputs().size() != current.outputs().size()) {
     throw Error(ErrorKind::Verification, current.model().sourcePath, {},
                 fmt::format("the model has {} outputs now but had {} before the pipeline",
@@ -87,15 +92,32 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   errors.layers.assign(pairs.size(), analysis::ErrorAccumulator(histogramBins));
   interp::Interpreter originalRun(original);
   interp::Interpreter currentRun(current);
-  CurrentCapture currentCapture(pairs);
+  std::vector<char> compared(pairs.size(), 1);
+  errors.layerHeads.assign(pairs.size(), nullptr);
+  if (wholeLayers) {
+    std::unordered_set<const Value*> inner;
+    std::unordered_map<const Value*, const Node*> heads;
+    for (const interp::Interpreter* run : {&originalRun, &currentRun}) {
+      for (const interp::FusedLayer& layer : run->fusedLayers()) {
+        inner.insert(layer.inner.begin(), layer.inner.end());
+        if (run == &currentRun) heads[layer.output] = layer.head;
+      }
+    }
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      compared[i] = !inner.count(pairs[i].reference) && !inner.count(pairs[i].actual);
+      if (auto h = heads.find(pairs[i].actual); h != heads.end()) errors.layerHeads[i] = h->second;
+    }
+  }
+  const bool anyCompared = std::find(compared.begin(), compared.end(), 1) != compared.end();
+  CurrentCapture currentCapture(pairs, compared);
   // Outputs only: nothing to compare while the models run, no thread.
-  analysis::ComparisonQueue queue(kMaxPendingBytes, !pairs.empty());
-  ReferenceCapture referenceCapture(pairs, currentCapture, errors.layers, queue);
+  analysis::ComparisonQueue queue(kMaxPendingBytes, anyCompared);
+  ReferenceCapture referenceCapture(pairs, compared, currentCapture, errors.layers, queue);
   for (const analysis::Sample& sample : samples) {
     std::vector<interp::Array> actual = currentRun.run(analysis::feedFor(current, sample.inputs),
-                                                       pairs.empty() ? nullptr : &currentCapture);
+                                                       anyCompared ? &currentCapture : nullptr);
     std::vector<interp::Array> reference = originalRun.run(
-        analysis::feedFor(original, sample.inputs), pairs.empty() ? nullptr : &referenceCapture);
+        analysis::feedFor(original, sample.inputs), anyCompared ? &referenceCapture : nullptr);
     currentCapture.clear();
     for (size_t o = 0; o < reference.size(); ++o) {
       const std::string label = fmt::format("output '{}'", current.outputs()[o]->name());

@@ -14,13 +14,20 @@ namespace qopt::verify {
 struct ModelErrors {
   std::vector<analysis::ErrorAccumulator> outputs;  // by output position
   std::vector<analysis::ErrorAccumulator> layers;   // by pair; empty() when nothing compared
+  /// By pair, with whole layers: the Conv heading the fused layer whose output the current
+  /// tensor is (null for any other tensor).
+  std::vector<const Node*> layerHeads;
 };
 
 /// Both models are fed each sample by input name (passes keep the interface's names), float
 /// data converted to each model's input types. Throws qopt::Error (Verification) when the models'
-/// outputs differ in number or shape.
+/// outputs differ in number or shape. With `wholeLayers`, the values inside a layer that the
+/// interpreter fuses (interp::FusedLayer: a Conv with its BatchNormalization, activation and
+/// the like, as TensorRT fuses them) in either model are not compared, so both models run their
+/// layers fused; their accumulators stay empty.
 ModelErrors compareModels(const Graph& original, const Graph& current,
                           std::span<const TensorPair> pairs,
-                          std::span<const analysis::Sample> samples, int histogramBins);
+                          std::span<const analysis::Sample> samples, int histogramBins,
+                          bool wholeLayers);
 
 }  // namespace qopt::verify

@@ -1,6 +1,7 @@
 // verify: runs the model as it entered the pipeline and the model as it is now on the same
 // inputs with the reference interpreter and checks the error against a budget: per graph output
-// and, with layers=all, per intermediate tensor (matched through the pass manager's name map).
+// and, with layers=all, per layer output (a Conv fused with what follows it is one layer) or,
+// with layers=tensors, per intermediate tensor (matched through the pass manager's name map).
 // A failure is a qopt::Error (Verification): the driver still writes the output and the report,
 // then exits 1. The report names the first layer, in topological order, whose error exceeds the
 // budget.
@@ -24,7 +25,7 @@
 namespace qopt {
 namespace {
 
-enum class LayerMode { Outputs, All };
+enum class LayerMode { Outputs, All, Tensors };
 enum class DataChoice { Auto, Calib, Eval, Random };
 
 constexpr int kHistogramBins = 128;
@@ -93,18 +94,21 @@ class VerifyPass : public Pass {
     outcome.samples = samples.size();
 
     verify::TensorMatch match;
-    if (*layers_ == LayerMode::All) {
+    // Whole layers unless every tensor is asked for: the values inside a fused layer (a Conv
+    // with its BatchNormalization, activation and the like) are compared at the layer's output.
+    const bool wholeLayers = *layers_ != LayerMode::Tensors;
+    if (*layers_ != LayerMode::Outputs) {
       match = verify::matchTensors(original->graph(), model.graph(), context.nameMap());
-      outcome.layersMode = "all";
+      outcome.layersMode = *layers_ == LayerMode::All ? "all" : "tensors";
     } else {
       outcome.layersMode = "outputs";
     }
-    evaluate(original->graph(), model.graph(), match, samples, outcome);
+    evaluate(original->graph(), model.graph(), match, samples, wholeLayers, outcome);
     if (!outcome.passed && *layers_ == LayerMode::Outputs && *localize_) {
       // Compare every layer to find where the error starts; outputs were judged already.
       match = verify::matchTensors(original->graph(), model.graph(), context.nameMap());
       verify::VerifyOutcome localized = outcome;
-      evaluate(original->graph(), model.graph(), match, samples, localized);
+      evaluate(original->graph(), model.graph(), match, samples, wholeLayers, localized);
       outcome.layers = std::move(localized.layers);
       outcome.firstDivergence = localized.firstDivergence;
       outcome.removedTensors = localized.removedTensors;
@@ -173,10 +177,10 @@ class VerifyPass : public Pass {
   }
 
   void evaluate(const Graph& original, const Graph& current, const verify::TensorMatch& match,
-                const std::vector<analysis::Sample>& samples,
+                const std::vector<analysis::Sample>& samples, bool wholeLayers,
                 verify::VerifyOutcome& outcome) const {
     verify::ModelErrors errors =
-        verify::compareModels(original, current, match.pairs, samples, kHistogramBins);
+        verify::compareModels(original, current, match.pairs, samples, kHistogramBins, wholeLayers);
     outcome.outputs.clear();
     outcome.layers.clear();
     outcome.failures.clear();
@@ -203,6 +207,10 @@ class VerifyPass : public Pass {
       checked[i].tensor = match.pairs[i].tensor;
       checked[i].node = match.pairs[i].node;
       checked[i].op = match.pairs[i].op;
+      if (const Node* head = errors.layerHeads[i]) {  // a fused layer: named by its Conv
+        checked[i].node = analysis::layerName(*head);
+        checked[i].op = head->opType();
+      }
       checked[i].metrics = errors.layers[i].result();
       checked[i].histogram = errors.layers[i].histogram();
     }
@@ -264,11 +272,14 @@ class VerifyPass : public Pass {
                          "Largest absolute error accepted (negative: not checked)"};
   Option<double> top1_{*this, "top1", -1.0,
                        "Lowest top-1 agreement of classifier outputs (negative: not checked)"};
-  EnumOption<LayerMode> layers_{*this,
-                                "layers",
-                                LayerMode::Outputs,
-                                "Check graph outputs only, or every tensor still computed",
-                                {{LayerMode::Outputs, "outputs"}, {LayerMode::All, "all"}}};
+  EnumOption<LayerMode> layers_{
+      *this,
+      "layers",
+      LayerMode::Outputs,
+      "Check graph outputs only, every layer's output (a Conv fused "
+      "with its BatchNormalization, activation and the like is one "
+      "layer, as TensorRT fuses them), or every tensor still computed",
+      {{LayerMode::Outputs, "outputs"}, {LayerMode::All, "all"}, {LayerMode::Tensors, "tensors"}}};
   Option<int64_t> samples_{*this, "samples", 8, "Samples to compare (0: every sample of the data)"};
   EnumOption<DataChoice> data_{*this,
                                "data",

@@ -126,7 +126,9 @@ def main():
         if kind == "layer-error":
             dots = len(re.findall(r"<circle", body))
             flagged = len(re.findall(r'<circle class="flagged"', body))
-            if dots < 5 or flagged < 1 or 'class="divergence"' not in body:
+            # verify{layers=all} compares 4 layers of the model (two Conv -> Relu layers, a
+            # Conv, the pooling), 3 of them after the perturbed c2.
+            if dots != 4 or flagged != 3 or 'class="divergence"' not in body:
                 failures.append(f"layer-error chart: {dots} dots, {flagged} flagged, divergence "
                                 f"marker {'present' if 'divergence' in body else 'missing'}")
         if kind == "histogram" and not re.search(r'<path class="reference" d="M [^"]{20,}"', body):

@@ -206,6 +206,7 @@ Array randomArray(Shape shape, uint32_t seed, float scale) {
 struct BuiltConv {
   std::unique_ptr<GraphBuilder> builder;
   Value* convOut = nullptr;
+  Value* layerOut = nullptr;  // what the QuantizeLinear reads
   Value* integers = nullptr;
 };
 
@@ -224,6 +225,7 @@ BuiltConv buildConvPair(const ConvPairCase& c) {
   built.convOut = conv->output(0);
   Value* y = conv->output(0);
   if (c.relu) y = b.node("Relu", {y})->output(0);
+  built.layerOut = y;
   Node* q =
       b.node("QuantizeLinear", {y, b.constant("s", Array::scalar<float>(DataType::Float, kScale)),
                                 b.constant("z", zeroPoint(DataType::UInt8, 7))});
@@ -262,7 +264,9 @@ TEST(ConvEpilogueFakeQuant, ObservedInnerValuesRunTheNodesOneByOne) {
   BuiltConv built = buildConvPair(c);
   const Array x = randomArray(c.x, 14, 2.0f);
   BothWays r = runBothWays(built.builder->graph(), x, 1);
-  for (const Value* wanted : {built.convOut, built.integers}) {
+  // The Conv's output inside the chain: every node on its own. The QuantizeLinear's input or
+  // its integers: the chain without the pair, and the pair as its own step.
+  for (const Value* wanted : {built.convOut, built.layerOut, built.integers}) {
     Interpreter interpreter(built.builder->graph());
     Recorder recorder;
     recorder.values = {wanted};

@@ -40,6 +40,16 @@ class CaptureObserver {
   virtual void captured(const Value& value, const Array& array) = 0;
 };
 
+/// A Conv and the nodes after it that the interpreter runs as one step (a BatchNormalization or
+/// bias Add, scalar affine maps, a residual Add, an activation): the layer an inference engine
+/// such as TensorRT makes of them. Its inner values exist only when an observer asks for one
+/// (the step then runs node by node).
+struct FusedLayer {
+  const Node* head = nullptr;       // the Conv
+  std::vector<const Value*> inner;  // the Conv's output and the values up to the last node's
+  const Value* output = nullptr;    // the last node's output
+};
+
 class Interpreter {
  public:
   /// Prepares `graph` (checks every op has a kernel: an unsupported op is a qopt::Error naming
@@ -57,6 +67,8 @@ class Interpreter {
                                  const std::function<const Array*(const Value*)>& outerLookup);
 
   const RunOptions& options() const { return options_; }
+  /// The main graph's fused layers (none with RunOptions::fuse off), in graph order.
+  std::vector<FusedLayer> fusedLayers() const;
   /// Peak bytes of live intermediate arrays during the last run (memory tests and benches).
   uint64_t lastPeakBytes() const { return peakBytes_; }
 
