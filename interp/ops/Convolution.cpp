@@ -1,6 +1,7 @@
 #include "Convolution.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -314,6 +315,18 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   const int64_t cols = g.outputSize();
   const int64_t inSize = g.inputSize();
   const bool pointwise = g.isPointwise();
+  // With an epilogue that has no affine map (a Q/DQ model's folded Conv), the bias becomes it:
+  // v * 1 + bias is v + bias rounded once, as the separate addition below rounds it.
+  std::optional<ConvEpilogue> withBias;
+  if constexpr (std::is_same_v<T, float>) {
+    if (epilogue != nullptr && bias != nullptr && epilogue->scale.empty()) {
+      withBias.emplace(*epilogue);
+      withBias->scale.assign(static_cast<size_t>(s.filters), 1.0f);
+      withBias->shift.assign(bias, bias + s.filters);
+      epilogue = &*withBias;
+      bias = nullptr;
+    }
+  }
   // A pointwise convolution has no column buffer to size its tiles by; with an epilogue, the
   // output is cut into blocks instead, so that the epilogue finds its tile in cache.
   const Tiling t = pointwise && epilogue != nullptr
