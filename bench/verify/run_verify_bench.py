@@ -11,8 +11,9 @@ verify's own time:
 
   outputs  verify{layers=outputs localize=false}: the float model and the INT8 model run once
            per sample and only the graph outputs are compared, the least any check can do;
-  all      verify{layers=all}: every tensor both models compute is compared (error sums,
-           cosine, SQNR, KL divergence and histogram overlap per layer) as it is produced.
+  all      verify{layers=all}: every layer's output both models compute (a Conv fused with its
+           bias, BatchNormalization, activation and the like is one layer) is compared (error
+           sums, cosine, SQNR, KL divergence and histogram overlap per layer) as it is produced.
 
 Prints a Markdown table of the best times of --rounds rounds and all / outputs (the goal: at
 most 2.5). Thresholds are off (sqnr=-1, cosine=0), so a model that quantizes badly costs the
