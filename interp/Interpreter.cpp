@@ -66,16 +66,14 @@ struct PlannedChain {
   std::vector<int32_t> innerSlots;  // values computed only inside the fused step
   int32_t outputSlot = -1;
   const Value* output = nullptr;  // the chain's last node's output
-  // The chain as a layer, without a QuantizeLinear -> DequantizeLinear pair appended to it.
+  // The chain as a layer, without a QuantizeLinear -> DequantizeLinear pair appended to it
+  // (planEpilogueFakeQuants): what runs when only the pair's input or integers are observed,
+  // the pair then running as its own step. Without a pair, the layer is the whole chain.
   FusedLayer layer;
-  // With such a pair: the chain before it, which runs when only the pair's input or integers
-  // are observed (the pair then runs as its own step). pairInner is where innerSlots' slots of
-  // the pair (its input, its integers) start.
-  bool hasPair = false;
-  size_t pairInner = 0;
-  size_t layerSteps = 0;  // laterSteps of the layer
+  size_t layerInnerSlots = 0;  // innerSlots of the layer; the pair's (input, integers) follow
+  size_t layerSteps = 0;       // laterSteps of the layer
   int32_t layerOutputSlot = -1;
-  ConvEpilogue layerEpilogue;
+  ConvEpilogue layerEpilogue;  // only with a pair
 };
 
 // A QuantizeLinear -> DequantizeLinear pair on 8-bit integers with one scale and zero point each
@@ -402,6 +400,9 @@ void Interpreter::Plan::planChains(GraphPlan& gp, const Graph& graph,
     planned.layer.output = planned.output;
     planned.outputSlot = planned.innerSlots.back();
     planned.innerSlots.pop_back();
+    planned.layerInnerSlots = planned.innerSlots.size();
+    planned.layerSteps = planned.laterSteps.size();
+    planned.layerOutputSlot = planned.outputSlot;
     planned.chain = std::move(chain);
     gp.steps[static_cast<size_t>(head)].chain = static_cast<int32_t>(gp.chains.size());
     gp.chains.push_back(std::move(planned));
@@ -521,6 +522,7 @@ void Interpreter::Plan::planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph
       own.output = x;
       own.layer.head = producer;
       own.layer.output = x;
+      own.layerOutputSlot = own.outputSlot;
       conv.chain = static_cast<int32_t>(gp.chains.size());
       chainIndex = conv.chain;
       gp.chains.push_back(std::move(own));
@@ -529,10 +531,6 @@ void Interpreter::Plan::planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph
     }
     PlannedChain& chain = gp.chains[static_cast<size_t>(chainIndex)];
     const PlannedFakeQuant& fq = gp.fakeQuants[static_cast<size_t>(q.fakeQuant)];
-    chain.hasPair = true;
-    chain.pairInner = chain.innerSlots.size();
-    chain.layerSteps = chain.laterSteps.size();
-    chain.layerOutputSlot = chain.outputSlot;
     chain.layerEpilogue = chain.chain.epilogue;
     FakeQuantStage& stage = chain.chain.epilogue.fakeQuant;
     stage.active = true;
@@ -643,10 +641,9 @@ std::vector<Array> Interpreter::Plan::execute(
                                                 : nullptr;  // planned only when fusing
     bool withoutPair = false;
     if (chain != nullptr) {
-      const size_t layerInner = chain->hasPair ? chain->pairInner : chain->innerSlots.size();
-      if (wantedIn(*chain, 0, layerInner)) {
+      if (wantedIn(*chain, 0, chain->layerInnerSlots)) {
         chain = nullptr;
-      } else if (chain->hasPair && wantedIn(*chain, layerInner, chain->innerSlots.size())) {
+      } else if (wantedIn(*chain, chain->layerInnerSlots, chain->innerSlots.size())) {
         withoutPair = true;
         if (chain->layerSteps == 0) chain = nullptr;  // a Conv and the pair alone: plain steps
       }

@@ -135,19 +135,6 @@ struct Group {
   }
 }
 
-// A part of the 16 lanes that fits one register: all 16 with AVX-512, 8 below it. (Spelled
-// out per width: GCC drops vector_size from an alias template whose size depends on W.)
-template <int W>
-struct PartOf;
-template <>
-struct PartOf<8> {
-  using Type = lanes::Half;
-};
-template <>
-struct PartOf<16> {
-  using Type = Vec;
-};
-
 // Output pixels x0 ... x0 + 7 of one output row, lanes [h, h + W) of the 16: the row's KW-wide
 // kernel rows slide over input columns that each load once and serve the taps that read them
 // (8 + KW - 1 loads per kernel row instead of 8 * KW). Each output still adds bias, then its
@@ -158,7 +145,7 @@ template <int W, int KW>
 [[gnu::always_inline]] inline void slideRows(Vec* acc, const float* row, int64_t rowStep,
                                              int64_t kernelRows, const float* weights,
                                              const float* bias, int64_t h) {
-  using P = typename PartOf<W>::Type;
+  using P = lanes::Part<W>;
   static_assert(sizeof(P) == W * sizeof(float));
   constexpr int kPixels = static_cast<int>(lanes::kInFlight);
   P part[kPixels];

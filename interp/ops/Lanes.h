@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -103,81 +104,74 @@ inline bool wideRegisters() {
   return wide;
 }
 
-/// acc[i] = bias + sum over t, in order, of weights[t] * x(base[i] + offsets[t]), for 16 pixels
-/// i: 8 at a time with `wide` registers, else 4 at a time as two halves each (8 accumulators,
-/// two weight halves and the input in 11 of AVX2's 16 registers). x is the 16 lanes at that
-/// address, or with `Broadcast` the one float there in every lane. bias and weights hold 16
-/// lanes each (weights: per t).
+/// W of the 16 lanes in one register: all 16 (Vec, AVX-512) or 8 (Half, AVX2).
+template <int W>
+using Part = std::conditional_t<W == kLanes, Vec, Half>;
+
+/// acc[0 ... Pixels) = bias + sum over t, in order, of weights[t] * x(base[i] + offsets[t]),
+/// each pixel's 16 lanes as parts of W lanes. x is the 16 lanes at that address, or with
+/// `Broadcast` the one float there in every lane. bias and weights hold 16 lanes each (weights:
+/// per t).
+template <bool Broadcast, int W, int Pixels>
+[[gnu::always_inline]] inline void accumulatePixels(Vec* acc, const float* const* base,
+                                                    const float* bias, const float* weights,
+                                                    const int64_t* offsets, int64_t products) {
+  using P = Part<W>;
+  static_assert(sizeof(P) == W * sizeof(float));
+  constexpr int kParts = static_cast<int>(kLanes) / W;
+  P part[Pixels][kParts];
+#pragma GCC unroll 8
+  for (int i = 0; i < Pixels; ++i) {
+#pragma GCC unroll 2
+    for (int k = 0; k < kParts; ++k) std::memcpy(&part[i][k], bias + k * W, sizeof(P));
+  }
+  for (int64_t t = 0; t < products; ++t) {
+    P w[kParts];
+#pragma GCC unroll 2
+    for (int k = 0; k < kParts; ++k) std::memcpy(&w[k], weights + t * kLanes + k * W, sizeof(P));
+    const int64_t offset = offsets[t];
+#pragma GCC unroll 8
+    for (int i = 0; i < Pixels; ++i) {
+      const float* x = base[i] + offset;
+#pragma GCC unroll 2
+      for (int k = 0; k < kParts; ++k) {
+        if constexpr (Broadcast) {
+          part[i][k] += w[k] * x[0];
+        } else {
+          P v;
+          std::memcpy(&v, x + k * W, sizeof v);
+          part[i][k] += w[k] * v;
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < Pixels; ++i) {
+#pragma GCC unroll 2
+    for (int k = 0; k < kParts; ++k) {
+      std::memcpy(reinterpret_cast<float*>(&acc[i]) + k * W, &part[i][k], sizeof(P));
+    }
+  }
+}
+
+/// accumulatePixels for 16 pixels: 8 at a time with `wide` registers, else 4 at a time as two
+/// halves each (8 accumulators, two weight halves and the input in 11 of AVX2's 16 registers;
+/// 8 pixels by 16 lanes would spill every accumulator).
 template <bool Broadcast>
 [[gnu::always_inline]] inline void multiplyAccumulate(Vec* acc, const float* const* base,
                                                       const float* bias, const float* weights,
                                                       const int64_t* offsets, int64_t products,
                                                       bool wide) {
   if (wide) {
-    for (int64_t half = 0; half < kLanes; half += kInFlight) {
-      Vec part[kInFlight];
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) load(part[i], bias);
-      for (int64_t t = 0; t < products; ++t) {
-        Vec wv;
-        load(wv, weights + t * kLanes);
-        const int64_t offset = offsets[t];
-#pragma GCC unroll 8
-        for (int64_t i = 0; i < kInFlight; ++i) {
-          if constexpr (Broadcast) {
-            part[i] += wv * base[half + i][offset];
-          } else {
-            Vec v;
-            load(v, base[half + i] + offset);
-            part[i] += wv * v;
-          }
-        }
-      }
-#pragma GCC unroll 8
-      for (int64_t i = 0; i < kInFlight; ++i) acc[half + i] = part[i];
+    for (int64_t q = 0; q < kLanes; q += kInFlight) {
+      accumulatePixels<Broadcast, kLanes, kInFlight>(acc + q, base + q, bias, weights, offsets,
+                                                     products);
     }
     return;
   }
-  constexpr int64_t kNarrow = kInFlight / 2;
-  constexpr int64_t kHalf = kLanes / 2;
-  for (int64_t q = 0; q < kLanes; q += kNarrow) {
-    Half low[kNarrow], high[kNarrow], b0, b1;
-    std::memcpy(&b0, bias, sizeof b0);
-    std::memcpy(&b1, bias + kHalf, sizeof b1);
-#pragma GCC unroll 4
-    for (int64_t i = 0; i < kNarrow; ++i) {
-      low[i] = b0;
-      high[i] = b1;
-    }
-    const float* p[kNarrow];
-#pragma GCC unroll 4
-    for (int64_t i = 0; i < kNarrow; ++i) p[i] = base[q + i];
-    for (int64_t t = 0; t < products; ++t) {
-      Half w0, w1;
-      std::memcpy(&w0, weights + t * kLanes, sizeof w0);
-      std::memcpy(&w1, weights + t * kLanes + kHalf, sizeof w1);
-      const int64_t offset = offsets[t];
-#pragma GCC unroll 4
-      for (int64_t i = 0; i < kNarrow; ++i) {
-        if constexpr (Broadcast) {
-          const float v = p[i][offset];
-          low[i] += w0 * v;
-          high[i] += w1 * v;
-        } else {
-          Half v0, v1;
-          std::memcpy(&v0, p[i] + offset, sizeof v0);
-          std::memcpy(&v1, p[i] + offset + kHalf, sizeof v1);
-          low[i] += w0 * v0;
-          high[i] += w1 * v1;
-        }
-      }
-    }
-#pragma GCC unroll 4
-    for (int64_t i = 0; i < kNarrow; ++i) {
-      float* out = reinterpret_cast<float*>(&acc[q + i]);
-      std::memcpy(out, &low[i], sizeof low[i]);
-      std::memcpy(out + kHalf, &high[i], sizeof high[i]);
-    }
+  for (int64_t q = 0; q < kLanes; q += kInFlight / 2) {
+    accumulatePixels<Broadcast, kLanes / 2, kInFlight / 2>(acc + q, base + q, bias, weights,
+                                                           offsets, products);
   }
 }
 

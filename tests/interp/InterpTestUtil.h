@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -70,6 +71,14 @@ Array makeArray(DataType type, Shape shape, const std::vector<T>& values) {
 
 inline Array floats(Shape shape, const std::vector<float>& values) {
   return makeArray(DataType::Float, std::move(shape), values);
+}
+/// Uniform values in [lo, hi) from a fixed seed.
+inline Array randomFloats(Shape shape, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
+  Array a(DataType::Float, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = dist(rng);
+  return a;
 }
 inline Array int64s(Shape shape, const std::vector<int64_t>& values) {
   return makeArray(DataType::Int64, std::move(shape), values);

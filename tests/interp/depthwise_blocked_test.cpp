@@ -6,16 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "InterpTestUtil.h"
 #include "ThreadPool.h"
 #include "ops/DepthwiseBlocked.h"
 #include "ops/Epilogue.h"
 
 namespace qopt::interp {
 namespace {
+
+using testing::randomFloats;
 
 struct Case {
   std::string name;
@@ -43,14 +45,6 @@ WindowGeometry geometry(const Case& c) {
   return g;
 }
 
-std::vector<float> randomValues(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
 class DepthwiseColumnReuse : public ::testing::TestWithParam<Case> {};
 
 TEST_P(DepthwiseColumnReuse, SameBitsAsOneLoadPerTap) {
@@ -58,15 +52,15 @@ TEST_P(DepthwiseColumnReuse, SameBitsAsOneLoadPerTap) {
   const WindowGeometry g = geometry(c);
   const ConvShape s{2, c.channels, c.channels, c.channels};
   ASSERT_TRUE(depthwiseBlockedFits(s, g, int64_t{1} << 20));
-  const std::vector<float> x = randomValues(static_cast<size_t>(2 * c.channels * g.inputSize()), 1);
-  const std::vector<float> w = randomValues(static_cast<size_t>(c.channels * c.kh * c.kw), 2);
-  const std::vector<float> bias = randomValues(static_cast<size_t>(c.channels), 3);
+  const Array x = randomFloats({2, c.channels, c.height, c.width}, 1);
+  const Array w = randomFloats({c.channels, 1, c.kh, c.kw}, 2);
+  const Array bias = randomFloats({c.channels}, 3);
   const size_t outFloats = static_cast<size_t>(2 * c.channels * g.outputSize());
-  const std::vector<float> residual = randomValues(outFloats, 4);
   ConvEpilogue epilogue;
   if (c.epilogue) {
-    epilogue.scale = randomValues(static_cast<size_t>(c.channels), 5);
-    epilogue.shift = randomValues(static_cast<size_t>(c.channels), 6);
+    const Array scale = randomFloats({c.channels}, 5), shift = randomFloats({c.channels}, 6);
+    epilogue.scale.assign(scale.data<float>(), scale.data<float>() + c.channels);
+    epilogue.shift.assign(shift.data<float>(), shift.data<float>() + c.channels);
     epilogue.activation.kind = Activation::Kind::HardSwish;
     epilogue.activation.offset = 3.0f;
     epilogue.activation.lo = 0.0f;
@@ -76,8 +70,8 @@ TEST_P(DepthwiseColumnReuse, SameBitsAsOneLoadPerTap) {
   ThreadPool pool(c.threads);
   auto run = [&](bool columnReuse) {
     std::vector<float> y(outFloats, -1.0f);
-    depthwiseBlocked(x.data(), w.data(), c.bias ? bias.data() : nullptr, y.data(), s, g, &pool,
-                     c.epilogue ? &epilogue : nullptr, nullptr, columnReuse);
+    depthwiseBlocked(x.data<float>(), w.data<float>(), c.bias ? bias.data<float>() : nullptr,
+                     y.data(), s, g, &pool, c.epilogue ? &epilogue : nullptr, nullptr, columnReuse);
     return y;
   };
   const std::vector<float> reused = run(true), perTap = run(false);

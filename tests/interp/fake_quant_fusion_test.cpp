@@ -195,14 +195,6 @@ struct ConvPairCase {
 
 class ConvEpilogueFakeQuant : public ::testing::TestWithParam<ConvPairCase> {};
 
-Array randomArray(Shape shape, uint32_t seed, float scale) {
-  Array a(DataType::Float, std::move(shape));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = dist(rng);
-  return a;
-}
-
 struct BuiltConv {
   std::unique_ptr<GraphBuilder> builder;
   Value* convOut = nullptr;
@@ -216,9 +208,9 @@ BuiltConv buildConvPair(const ConvPairCase& c) {
   GraphBuilder& b = *built.builder;
   Value* x = b.input("x", DataType::Float);
   const int64_t channels = c.x[1];
-  Array w = randomArray({c.filters, channels / c.group, c.kernel, c.kernel}, 11, 0.3f);
-  Node* conv = b.node(
-      "Conv", {x, b.constant("w", w), b.constant("bias", randomArray({c.filters}, 12, 0.5f))});
+  Array w = randomFloats({c.filters, channels / c.group, c.kernel, c.kernel}, 11, -0.5f, 0.5f);
+  Node* conv = b.node("Conv", {x, b.constant("w", w),
+                               b.constant("bias", randomFloats({c.filters}, 12, -1.0f, 1.0f))});
   const int64_t pad = c.kernel / 2;
   conv->setAttr(Attribute::makeInt("group", c.group));
   conv->setAttr(Attribute::makeInts("pads", {pad, pad, pad, pad}));
@@ -240,7 +232,7 @@ BuiltConv buildConvPair(const ConvPairCase& c) {
 TEST_P(ConvEpilogueFakeQuant, FusedIsBitwiseTheNodesWithoutTheirTensors) {
   const ConvPairCase& c = GetParam();
   BuiltConv built = buildConvPair(c);
-  const Array x = randomArray(c.x, 13, 2.0f);
+  const Array x = randomFloats(c.x, 13, -4.0f, 4.0f);
   BothWays r = runBothWays(built.builder->graph(), x, c.threads);
   EXPECT_TRUE(bitwiseEqual(r.fused.at(0), r.unfused.at(0)));
   // Fused, the output is the only tensor the run allocates.
@@ -262,7 +254,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ConvEpilogueFakeQuant, ObservedInnerValuesRunTheNodesOneByOne) {
   const ConvPairCase c{"observed", {1, 16, 6, 17}, 16, 3, 16, true};
   BuiltConv built = buildConvPair(c);
-  const Array x = randomArray(c.x, 14, 2.0f);
+  const Array x = randomFloats(c.x, 14, -4.0f, 4.0f);
   BothWays r = runBothWays(built.builder->graph(), x, 1);
   // The Conv's output inside the chain: every node on its own. The QuantizeLinear's input or
   // its integers: the chain without the pair, and the pair as its own step.

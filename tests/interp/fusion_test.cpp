@@ -17,14 +17,6 @@ namespace {
 
 using namespace qopt::interp::testing;
 
-Array randomFloats(Shape shape, uint32_t seed, float lo = -3.0f, float hi = 3.0f) {
-  Array a(DataType::Float, std::move(shape));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = dist(rng);
-  return a;
-}
-
 // Inputs with the values where Relu and Clip differ in detail: NaN, -0, infinities, huge.
 Array activationInputs(Shape shape, uint32_t seed) {
   Array a = randomFloats(std::move(shape), seed);
