@@ -8,7 +8,11 @@
 // until the factors settle (at most max-sweeps). The weights are rescaled in double and rounded
 // once to their type. With --calib-data, high-bias absorption (BiasAbsorption.h) then moves the
 // part of each Relu pair's pre-activation that stays positive into the next layer's bias,
-// narrowing the activation range that quantization must cover. Only the main graph is rewritten.
+// narrowing the activation range that quantization must cover. Then, with --calib-data, the
+// inputs of depthwise convolutions are balanced (DepthwiseInputs.h): every channel of the
+// activation a depthwise convolution reads is scaled to the widest channel's range, the weights
+// taking the inverse, which per-channel weight quantization absorbs at no cost. Only the main
+// graph is rewritten.
 //
 // The factors balance weight ranges, which is what per-tensor weight quantization needs. With
 // per-channel weights (TensorRT's) the first layer's rows gain nothing, the second layer's rows
@@ -20,8 +24,10 @@
 #include <cmath>
 #include <map>
 
+#include "../smooth/ScaleFolding.h"
 #include "BiasAbsorption.h"
 #include "ChannelStatistics.h"
+#include "DepthwiseInputs.h"
 #include "LayerPairs.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
@@ -41,8 +47,8 @@ class EqualizePass : public Pass {
  public:
   EqualizePass()
       : Pass("equalize",
-             "Cross-layer equalization of Conv/Gemm/MatMul pairs, with high-bias absorption on "
-             "--calib-data") {}
+             "Cross-layer equalization of Conv/Gemm/MatMul pairs; with --calib-data, high-bias "
+             "absorption and balanced depthwise convolution inputs") {}
 
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
@@ -53,10 +59,25 @@ class EqualizePass : public Pass {
       throw Error(ErrorKind::Usage, {}, {},
                   fmt::format("equalize: max-sweeps must be at least 1, not {}", *maxSweeps_));
     }
+    if (!(*maxFactor_ >= 1)) {
+      throw Error(ErrorKind::Usage, {}, {},
+                  fmt::format("equalize: max-factor must be at least 1, not {}", *maxFactor_));
+    }
     equalize::LayerPairs found = equalize::findLayerPairs(model.graph(), result);
+    if (!*crossLayer_) found.pairs.clear();
     result.statistics.add("pairs-found", static_cast<int64_t>(found.pairs.size()));
-    if (found.pairs.empty()) return result;
+    if (!found.pairs.empty()) equalizeCrossLayer(model, found, context, result);
+    if (*depthwiseInputs_) balanceDepthwiseInputs(model, found.layers, context, result);
+    return result;
+  }
 
+ private:
+  static std::string subjectOf(const LayerPair& pair) {
+    return fmt::format("{} -> {}", pair.first->node().describe(), pair.second->node().describe());
+  }
+
+  void equalizeCrossLayer(Model& model, equalize::LayerPairs& found, PassContext& context,
+                          PassResult& result) {
     equalize::EqualizeOutcome outcome =
         equalize::equalizePairs(found.pairs, static_cast<int>(*maxSweeps_), kSweepTolerance);
     result.statistics["sweeps"] = outcome.sweeps;
@@ -78,12 +99,85 @@ class EqualizePass : public Pass {
     result.statistics.add("pairs-equalized", static_cast<int64_t>(found.pairs.size()));
     result.changed = true;
     if (*absorbBias_) absorbHighBias(model, found.pairs, context, result);
-    return result;
   }
 
- private:
-  static std::string subjectOf(const LayerPair& pair) {
-    return fmt::format("{} -> {}", pair.first->node().describe(), pair.second->node().describe());
+  void balanceDepthwiseInputs(Model& model, equalize::LinearLayerCache& layers,
+                              PassContext& context, PassResult& result) {
+    for (const char* counter : {"depthwise-balanced", "depthwise-folded", "depthwise-mul-inserted"})
+      result.statistics[counter] = 0;
+    std::vector<equalize::DepthwiseGroup> groups =
+        equalize::findDepthwiseGroups(model.graph(), layers, result);
+    if (groups.empty()) return;
+    if (context.data.calibData.empty()) {
+      result.statistics.add("depthwise-skipped-no-data", static_cast<int64_t>(groups.size()));
+      result.note("model", fmt::format("the inputs of {} depthwise convolutions are not balanced: "
+                                       "their channel ranges come from --calib-data",
+                                       groups.size()));
+      return;
+    }
+    std::vector<equalize::ChannelRequest> requests;
+    for (const equalize::DepthwiseGroup& g : groups) requests.push_back({g.input, 1, 0});
+    std::map<const Value*, equalize::ChannelStatistics> stats = equalize::collectChannelStatistics(
+        model, requests, context, static_cast<size_t>(std::max<int64_t>(0, *samples_)), name());
+    smooth::LayerLookup lookup = [&](Node* node, std::string& why) {
+      return layers.get(node, why);
+    };
+    for (equalize::DepthwiseGroup& group : groups) {
+      balanceGroup(group, stats[group.input], lookup, result);
+    }
+    for (const auto& layer : layers.layers()) layer->writeBack();
+  }
+
+  void balanceGroup(equalize::DepthwiseGroup& group, const equalize::ChannelStatistics& stats,
+                    const smooth::LayerLookup& lookup, PassResult& result) {
+    const equalize::LinearLayer& first = *group.layers[0];
+    std::string subject = fmt::format("tensor '{}'", group.input->name());
+    if (stats.channels != first.inputChannels()) {
+      result.missed(subject, fmt::format("depthwise input not balanced: it has {} channels when "
+                                         "the model runs, its readers {}",
+                                         stats.channels, first.inputChannels()));
+      return;
+    }
+    std::vector<double> s = equalize::balancingScales(stats.absMax, *maxFactor_);
+    if (std::all_of(s.begin(), s.end(), [](double f) { return f == 1.0; })) return;
+
+    std::vector<Node*> readers;
+    for (equalize::LinearLayer* layer : group.layers) readers.push_back(&layer->node());
+    bool onlyBalancedReaders = !group.input->isGraphOutput();
+    for (const Use& use : group.input->uses()) {
+      onlyBalancedReaders = onlyBalancedReaders && use.index == 0 &&
+                            std::find(readers.begin(), readers.end(), use.user) != readers.end();
+    }
+    smooth::FactorShape shape;
+    shape.axis = 1;
+    shape.dims.assign(first.weightDims().size() - 1, 1);
+    shape.dims[0] = first.inputChannels();
+    shape.type = group.input->type().isTensor() && isFloatingPoint(group.input->type().elemType)
+                     ? group.input->type().elemType
+                     : first.weightType();
+    std::string why =
+        fmt::format("'{}' has readers that are not depthwise convolutions", group.input->name());
+    std::vector<smooth::FoldStep> steps;
+    if (onlyBalancedReaders) steps = smooth::planFold(group.input, shape, lookup, why);
+    std::string where;
+    if (!steps.empty()) {
+      smooth::applyFold(steps, shape, s);
+      result.statistics.add("depthwise-folded");
+      where = "divided in " + smooth::describeFold(steps);
+    } else {
+      Node* mul = smooth::insertScaleMul(group.input, shape, s, readers);
+      result.statistics.add("depthwise-mul-inserted");
+      where = fmt::format("divided by {} ({})", mul->describe(), why);
+    }
+    for (equalize::LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
+    result.statistics.add("depthwise-balanced", static_cast<int64_t>(group.layers.size()));
+    result.changed = true;
+    double narrowest = *std::min_element(stats.absMax.begin(), stats.absMax.end());
+    double widest = *std::max_element(stats.absMax.begin(), stats.absMax.end());
+    result.applied(subject,
+                   fmt::format("balanced {} channels for {} depthwise convolutions "
+                               "(ranges {:.3g} to {:.3g}, now all {:.3g}); {}",
+                               s.size(), group.layers.size(), narrowest, widest, widest, where));
   }
 
   void absorbHighBias(Model& model, std::vector<LayerPair>& pairs, PassContext& context,
@@ -161,7 +255,18 @@ class EqualizePass : public Pass {
       *this, "min-observations", 1024,
       "Fewest values per channel the calibration data must give before a channel's minimum is "
       "absorbed (a squeeze-excite layer gives one per sample)"};
-  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples read for absorption (0: all)"};
+  Option<int64_t> samples_{*this, "samples", 0,
+                           "Calibration samples read for absorption and depthwise balancing (0: "
+                           "all)"};
+  Option<bool> crossLayer_{*this, "cross-layer", true,
+                           "Balance the weight ranges of consecutive layers (what per-tensor "
+                           "weight quantization needs)"};
+  Option<bool> depthwiseInputs_{*this, "depthwise-inputs", true,
+                                "Scale every channel of a depthwise convolution's input to the "
+                                "widest channel's range, the weights taking the inverse (needs "
+                                "--calib-data)"};
+  Option<double> maxFactor_{*this, "max-factor", 1024,
+                            "Most a depthwise channel's range is widened by"};
 };
 
 }  // namespace

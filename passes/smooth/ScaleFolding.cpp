@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "../equalize/Homogeneous.h"
 #include "../fold-constants/ConstantValue.h"
 
 namespace qopt::smooth {
@@ -118,6 +119,38 @@ std::vector<FoldStep> planFold(Value* x, const FactorShape& shape, const LayerLo
     steps.insert(steps.end(), rest.begin(), rest.end());
     return steps;
   }
+  if (producer->is("Div") && producer->output(0) == x && producer->numInputs() == 2 &&
+      producer->input(0) && producer->input(1)) {
+    // (y / c) / s = y / (c s).
+    std::optional<Tensor> divisor = fold::constantOf(producer->input(1));
+    std::vector<double> ones(static_cast<size_t>(channels), 1.0);
+    if (!divisor || !isFloatingPoint(divisor->dataType()) ||
+        fold::isConstantValue(producer->input(0))) {
+      why = fmt::format("{} does not divide by a constant", producer->describe());
+    } else if (!dividedByChannel(*divisor, shape.dims, ones)) {
+      why = fmt::format("the divisor of {} does not broadcast along the channels",
+                        producer->describe());
+    } else {
+      return {{FoldStep::Kind::ConstantDivisor, producer, 1, nullptr}};
+    }
+    return {};
+  }
+  if ((producer->is("Relu") || producer->is("Clip")) && producer->output(0) == x &&
+      producer->input(0)) {
+    if (std::string refusal = equalize::scalingRefusal(*producer); !refusal.empty()) {
+      why = fmt::format("{} computes it: {}", producer->describe(), refusal);
+      return {};
+    }
+    Value* y = producer->input(0);
+    if (!onlyReadBy(y, producer)) {
+      why = fmt::format("'{}' before {} has other readers", y->name(), producer->describe());
+      return {};
+    }
+    std::vector<FoldStep> rest = planFold(y, shape, layers, why);
+    if (rest.empty()) return {};
+    rest.insert(rest.begin(), {FoldStep::Kind::Through, producer, 0, nullptr});
+    return rest;
+  }
   if (std::optional<LayerKind> kind = equalize::layerKindOf(*producer);
       kind && producer->output(0) == x) {
     if (spatial(*kind) != (axis == 1)) {
@@ -159,6 +192,17 @@ void applyFold(const std::vector<FoldStep>& steps, const FactorShape& shape,
                               std::move(divided), name);
         break;
       }
+      case FoldStep::Kind::ConstantDivisor: {
+        Value* v = step.node->input(step.operand);
+        std::string name = v->name();
+        std::vector<double> inverse(scales.size());
+        for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
+        fold::installConstant({{step.node, static_cast<uint32_t>(step.operand)}},
+                              *dividedByChannel(*fold::constantOf(v), shape.dims, inverse), name);
+        break;
+      }
+      case FoldStep::Kind::Through:
+        break;
       case FoldStep::Kind::Layer: {
         std::vector<double> inverse(scales.size());
         for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
@@ -170,22 +214,29 @@ void applyFold(const std::vector<FoldStep>& steps, const FactorShape& shape,
 }
 
 std::string describeFold(const std::vector<FoldStep>& steps) {
-  std::string text;
+  std::string text, through;
   for (const FoldStep& step : steps) {
-    if (!text.empty()) text += ", ";
+    std::string part;
     switch (step.kind) {
       case FoldStep::Kind::LayerNorm:
-        text += fmt::format("the scale and bias of {}", step.node->describe());
+        part = fmt::format("the scale and bias of {}", step.node->describe());
         break;
       case FoldStep::Kind::ConstantOperand:
-        text += fmt::format("the constant of {}", step.node->describe());
+        part = fmt::format("the constant of {}", step.node->describe());
         break;
+      case FoldStep::Kind::ConstantDivisor:
+        part = fmt::format("the divisor of {}", step.node->describe());
+        break;
+      case FoldStep::Kind::Through:
+        through += (through.empty() ? "" : ", ") + step.node->describe();
+        continue;
       case FoldStep::Kind::Layer:
-        text += fmt::format("the output channels of {}", step.node->describe());
+        part = fmt::format("the output channels of {}", step.node->describe());
         break;
     }
+    text += (text.empty() ? "" : ", ") + part;
   }
-  return text;
+  return through.empty() ? text : fmt::format("{} (through {})", text, through);
 }
 
 Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double> scales,

@@ -2,8 +2,10 @@
 //   - LayerNormalization over the last axis (the channel axis of MatMul and Gemm): its scale
 //     and bias are divided by s;
 //   - a Mul by a constant: the constant is divided by s (broadcast to the channels if needed);
+//   - a Div by a constant: the constant is multiplied by s;
 //   - an Add of a constant to something that folds: the constant is divided by s and the fold
 //     continues into the other operand;
+//   - a Relu or unbounded Clip (Relu(x / s) = Relu(x) / s for s > 0) whose input folds;
 //   - a Conv, ConvTranspose, Gemm or MatMul with a constant weight whose output channels are
 //     X's channels: its output channels are divided by s;
 // and X is read by nothing but the layers being smoothed (which then share s). Otherwise a Mul
@@ -37,7 +39,7 @@ struct FactorShape {
 };
 
 struct FoldStep {
-  enum class Kind { LayerNorm, ConstantOperand, Layer };
+  enum class Kind { LayerNorm, ConstantOperand, ConstantDivisor, Through, Layer };
   Kind kind = Kind::Layer;
   Node* node = nullptr;
   size_t operand = 0;                      // ConstantOperand: which input is the constant

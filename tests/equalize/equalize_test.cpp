@@ -2,14 +2,19 @@
 // worked out by hand; exactness (max relative output error 1e-5 before quantization) on random
 // inputs for Conv-Relu-Conv, depthwise-pointwise chains, grouped convolutions, Gemm and MatMul;
 // equal ranges after convergence; absorption exact on the calibration data it was computed on;
-// and the pairs it must leave alone, with their remarks.
+// and the pairs it must leave alone, with their remarks. Depthwise input balancing: its factors
+// by hand, exactness with the division folded into each producer it can go into (a Conv through
+// Relu, a Div, an affine Mul/Add) or a Mul inserted (HardSwish), every channel at the widest
+// one's range afterwards, and the int8 output error it removes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "RescaleTestSupport.h"
 #include "equalize/BiasAbsorption.h"
+#include "equalize/DepthwiseInputs.h"
 #include "equalize/LayerPairs.h"
 #include "equalize/LinearLayer.h"
 
@@ -325,6 +330,154 @@ TEST(Equalize, SweepCapIsReportedAndStaysExact) {
             kExact);
   EXPECT_EQ(result.statistics.get("sweeps-capped"), 1);
   EXPECT_TRUE(hasRemark(result, Remark::Kind::Note, "stopped after max-sweeps=1"));
+}
+
+TEST(Equalize, DepthwiseBalancingScalesWorkedOutByHand) {
+  // Widest 2: s = r / 2, a silent channel keeps 1, a nearly silent one stops at 1 / max-factor.
+  EXPECT_EQ(equalize::balancingScales(std::vector<double>{2.0, 0.5, 0.0, 1e-6}, 1024),
+            (std::vector<double>{1.0, 0.25, 1.0, 1.0 / 1024}));
+  EXPECT_EQ(equalize::balancingScales(std::vector<double>{0.0, 0.0}, 1024),
+            (std::vector<double>{1.0, 1.0}));
+}
+
+// Largest |value| of each channel (axis 1) of `name` over `samples`.
+std::vector<double> channelAbsMax(const Model& model, const std::string& name,
+                                  const Samples& samples) {
+  struct Observer : interp::CaptureObserver {
+    std::unordered_set<const Value*> values;
+    std::vector<double> absMax;
+    const std::unordered_set<const Value*>& wanted() const override { return values; }
+    void captured(const Value&, const interp::Array& a) override {
+      int64_t channels = a.shape()[1], inner = a.numel() / a.shape()[0] / channels;
+      absMax.resize(static_cast<size_t>(channels), 0.0);
+      for (int64_t i = 0; i < a.numel(); ++i) {
+        double& m = absMax[static_cast<size_t>(i / inner % channels)];
+        m = std::max(m, std::fabs(a.getDouble(i)));
+      }
+    }
+  } observer;
+  observer.values.insert(model.graph().findValue(name));
+  interp::Interpreter interpreter(model.graph());
+  for (const auto& sample : samples) interpreter.run(sample, &observer);
+  return observer.absMax;
+}
+
+// x -> Conv t (8 channels over four orders of magnitude) -> `activation` -> "a" -> depthwise
+// 3x3 d (padded) -> pointwise y.
+enum class Producer { HardSwish, Relu, Div, Affine };
+std::unique_ptr<Model> depthwiseModel(Producer producer, std::mt19937& rng) {
+  auto model = newModel(17);
+  Graph& g = model->graph();
+  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 3, 8, 8}));
+  std::vector<double> b1 = randomValues(8, rng), b2 = randomValues(8, rng);
+  Value* t = addConv(g, x, "t", {8, 3, 1, 1}, skewedValues(24, 3, rng), &b1);
+  Value* a = nullptr;
+  switch (producer) {
+    case Producer::HardSwish:
+      a = addNode(g, "HardSwish", {t}, "a");
+      break;
+    case Producer::Relu:
+      a = addNode(g, "Relu", {t}, "a");
+      break;
+    case Producer::Div:
+      a = addNode(g, "Div", {t, addInitializer(g, "six", DataType::Float, {}, {6.0})}, "a");
+      break;
+    case Producer::Affine: {
+      Value* m = addNode(g, "Mul", {t, addInitializer(g, "k", DataType::Float, {1}, {0.7})}, "m");
+      a = addNode(g, "Add", {m, addInitializer(g, "c", DataType::Float, {1}, {0.1})}, "a");
+      break;
+    }
+  }
+  // Large weights on the narrow channels, as BatchNormalization folded into them gives.
+  std::vector<double> wd = randomValues(72, rng);
+  for (size_t i = 0; i < wd.size(); ++i)
+    wd[i] *= std::pow(10.0, 2.0 - static_cast<double>((i / 27) % 5));
+  Value* d = addConv(g, a, "d", {8, 1, 3, 3}, wd, &b2, 8, 1);
+  Value* y = addConv(g, d, "y", {4, 8, 1, 1}, randomValues(32, rng), nullptr);
+  y->setType(ValueType::tensor(DataType::Float, {1, 4, 8, 8}));
+  g.addOutput(y);
+  return model;
+}
+
+void expectDepthwiseBalanced(Producer producer, const char* counter, const std::string& where) {
+  std::mt19937 rng(11);
+  auto model = depthwiseModel(producer, rng);
+  Samples samples = randomSampleSet(*model, 4, 90);
+  std::string calib = writeSamples("equalize_depthwise", samples);
+  std::vector<double> before = channelAbsMax(*model, "d", samples);
+  PassResult result;
+  EXPECT_LE(
+      errorAfter(*model, "equalize{cross-layer=false max-factor=1e6}", samples, calib, &result),
+      kExact);
+  EXPECT_EQ(result.statistics.get("depthwise-balanced"), 1);
+  EXPECT_EQ(result.statistics.get(counter), 1);
+  EXPECT_TRUE(hasRemark(result, Remark::Kind::Applied, where)) << where;
+  // The depthwise output is unchanged; its input now spans the widest channel's range in every
+  // channel that was not silent (a Relu can silence one).
+  std::vector<double> after = channelAbsMax(*model, "d", samples);
+  for (size_t c = 0; c < before.size(); ++c) EXPECT_NEAR(after[c], before[c], 1e-5 * before[c]);
+  std::string input = model->graph().findValue("d")->producer()->input(0)->name();
+  std::vector<double> ranges = channelAbsMax(*model, input, samples);
+  double widest = *std::max_element(ranges.begin(), ranges.end());
+  for (size_t c = 0; c < ranges.size(); ++c) {
+    if (ranges[c] == 0) continue;
+    EXPECT_NEAR(ranges[c], widest, 1e-5 * widest) << "channel " << c << " of " << input;
+  }
+}
+
+TEST(Equalize, DepthwiseInputDividedInAPrecedingConvThroughRelu) {
+  expectDepthwiseBalanced(
+      Producer::Relu, "depthwise-folded",
+      "divided in the output channels of node producing 't' (Conv) (through node "
+      "producing 'a' (Relu))");
+}
+
+TEST(Equalize, DepthwiseInputDividedInADivisor) {
+  expectDepthwiseBalanced(Producer::Div, "depthwise-folded",
+                          "divided in the divisor of node producing 'a' (Div)");
+}
+
+TEST(Equalize, DepthwiseInputDividedInAnAffineMap) {
+  expectDepthwiseBalanced(Producer::Affine, "depthwise-folded",
+                          "divided in the constant of node producing 'a' (Add), the constant "
+                          "of node producing 'm' (Mul)");
+}
+
+TEST(Equalize, DepthwiseInputAfterHardSwishGetsAMul) {
+  expectDepthwiseBalanced(Producer::HardSwish, "depthwise-mul-inserted",
+                          "divided by node producing 'a_smoothed' (Mul)");
+}
+
+// SQNR (dB) of `quantized`'s output against `reference`'s over `samples`.
+double outputSqnr(const Model& reference, const Model& quantized, const Samples& samples) {
+  double signal = 0, noise = 0;
+  for (const auto& sample : samples) {
+    interp::Array want = runInterpreter(reference, sample)[0];
+    interp::Array got = runInterpreter(quantized, sample)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      signal += want.getDouble(i) * want.getDouble(i);
+      noise += (got.getDouble(i) - want.getDouble(i)) * (got.getDouble(i) - want.getDouble(i));
+    }
+  }
+  return 10 * std::log10(signal / noise);
+}
+
+TEST(Equalize, DepthwiseBalancingRemovesInt8Error) {
+  // Per-tensor int8 on the depthwise input gives the narrow channels, which the large weights
+  // amplify, a few levels; balanced, each channel has all 255.
+  std::mt19937 rng(12);
+  auto reference = depthwiseModel(Producer::HardSwish, rng);
+  Samples samples = randomSampleSet(*reference, 8, 100);
+  std::string calib = writeSamples("equalize_depthwise_int8", samples);
+  std::mt19937 same(12);
+  auto plain = depthwiseModel(Producer::HardSwish, same);
+  same.seed(12);
+  auto balanced = depthwiseModel(Producer::HardSwish, same);
+  runWithData(*plain, "insert-qdq{calibrator=max}", calib);
+  runWithData(*balanced, "equalize{cross-layer=false},insert-qdq{calibrator=max}", calib);
+  double plainSqnr = outputSqnr(*reference, *plain, samples);
+  double balancedSqnr = outputSqnr(*reference, *balanced, samples);
+  EXPECT_GT(balancedSqnr, plainSqnr + 10) << plainSqnr << " dB -> " << balancedSqnr << " dB";
 }
 
 }  // namespace
