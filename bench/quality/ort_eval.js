@@ -6,7 +6,7 @@
 //   node ort_eval.js --model M.onnx --samples DIR --outputs DIR [--threads N]
 //
 // DIR holds sample_NNN/<input>.npy folders (qopt's --calib-data layout); the model's first
-// output for each is written to OUTPUTS/sample_NNN.npy.
+// output for each is written to OUTPUTS/sample_NNN.npy, output i > 0 to sample_NNN.outI.npy.
 'use strict';
 
 const fs = require('fs');
@@ -42,7 +42,6 @@ async function main() {
     interOpNumThreads: 1,
     executionMode: 'sequential',
   });
-  const output = session.outputNames[0];
   fs.mkdirSync(options.outputs, { recursive: true });
   const samples = fs.readdirSync(options.samples).filter((d) => d.startsWith('sample_')).sort();
   if (samples.length === 0) throw new Error(`${options.samples}: no sample_* folders`);
@@ -53,9 +52,12 @@ async function main() {
       const { type, data, dims } = readNpy(file);
       feeds[name] = new ort.Tensor(type, data, dims);
     }
-    const results = await session.run(feeds, [output]);
-    const t = results[output];
-    writeNpy(path.join(options.outputs, `${sample}.npy`), t.type, t.data, t.dims);
+    const results = await session.run(feeds);
+    session.outputNames.forEach((output, i) => {
+      const t = results[output];
+      const file = i === 0 ? `${sample}.npy` : `${sample}.out${i}.npy`;
+      writeNpy(path.join(options.outputs, file), t.type, t.data, t.dims);
+    });
   }
 }
 

@@ -108,14 +108,24 @@ def make_reader(feeds):
 
 
 def evaluate(path, name, feeds, threads):
+    """The first output on every feed, and the pre-activation outputs
+    (qc.with_preactivation_output) or None."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = threads
-    session = ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
-    output = session.get_outputs()[0].name
-    return [session.run([output], feed)[0] for feed in feeds]
+    probe = path + ".pre.onnx"
+    pre = qc.with_preactivation_output(path, probe)
+    try:
+        session = ort.InferenceSession(probe if pre else path, sess_options=options,
+                                       providers=["CPUExecutionProvider"])
+    finally:
+        if pre:
+            os.remove(probe)
+    names = [o.name for o in session.get_outputs()][:2 if pre else 1]
+    runs = [session.run(names, feed) for feed in feeds]
+    return [r[0] for r in runs], ([r[1] for r in runs] if pre else None)
 
 
 def node_counts(path):
@@ -243,7 +253,7 @@ def run_model(args):
               "eval_samples": len(evals), "methods": {},
               "machine": f"{platform.machine()}, {os.cpu_count()} cores"}
     start = time.time()
-    reference = evaluate(args.path, name, evals, args.threads)
+    reference, reference_pre = evaluate(args.path, name, evals, args.threads)
     result["fp32"] = {"digest": qc.fp32_digest(name, reference), "eval_s": round(time.time() - start, 2)}
     write_json(args.out, result)
     work = tempfile.mkdtemp(prefix=f"ort-{name}-")
@@ -280,9 +290,9 @@ def run_model(args):
             entry["quantize_s"] = round(time.time() - t0, 2)
             entry["nodes"] = node_counts(dst)
             t0 = time.time()
-            outputs = evaluate(dst, name, evals, args.threads)
+            outputs, pres = evaluate(dst, name, evals, args.threads)
             entry["eval_s"] = round(time.time() - t0, 2)
-            entry.update(qc.score(name, reference, outputs))
+            entry.update(qc.score(name, reference, outputs, reference_pre, pres))
             entry["status"] = "ok"
         except Exception as e:  # one method failing is a finding for the table, not the end
             entry["status"] = f"failed: {type(e).__name__}: {str(e)[:400]}"

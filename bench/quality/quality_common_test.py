@@ -57,6 +57,45 @@ class Metrics(unittest.TestCase):
         lm_act = [np.array([[[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]])]
         self.assertEqual(qc.task_metric("lm", lm_ref, lm_act), 75.0)
 
+    def test_pre_activation_sqnr_is_compared_where_both_rows_have_it(self):
+        a = {"sqnr_db": 40.0, "pre_sqnr_db": 28.0}
+        b = {"sqnr_db": 45.0, "pre_sqnr_db": 24.0}
+        self.assertEqual(qc.compared_sqnr(a, b), (28.0, 24.0, "pre-activation"))
+        self.assertEqual(qc.compared_sqnr(a, {"sqnr_db": 45.0}), (40.0, 45.0, "output"))
+        ref, act = [np.ones(4)], [np.ones(4) * 1.1]
+        self.assertNotIn("pre_sqnr_db", qc.score("ppocr-mobile-cls", ref, act))
+        self.assertAlmostEqual(qc.score("ppocr-mobile-cls", ref, act, ref, act)["pre_sqnr_db"], 20.0)
+
+    def test_pre_activation_is_the_softmax_input_seen_through_qdq(self):
+        import tempfile
+
+        import onnx
+        from onnx import TensorProto, helper
+
+        def model(tail):
+            nodes = [helper.make_node("MatMul", ["x", "w"], ["logits"])] + tail
+            graph = helper.make_graph(
+                nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+                [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, [1, 2])],
+                [helper.make_tensor("w", TensorProto.FLOAT, [2, 2], [1, 0, 0, 1]),
+                 helper.make_tensor("s", TensorProto.FLOAT, [], [0.01]),
+                 helper.make_tensor("z", TensorProto.UINT8, [], [0])])
+            return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+        qdq = [helper.make_node("Softmax", ["logits"], ["p"]),
+               helper.make_node("QuantizeLinear", ["p", "s", "z"], ["q"]),
+               helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]
+        self.assertEqual(qc.preactivation_of(model(qdq).graph), "logits")
+        self.assertIsNone(qc.preactivation_of(model([helper.make_node("Relu", ["logits"], ["y"])]).graph))
+        with tempfile.TemporaryDirectory() as d:
+            src, dst = os.path.join(d, "m.onnx"), os.path.join(d, "pre.onnx")
+            onnx.save(model([helper.make_node("Sigmoid", ["logits"], ["y"])]), src)
+            self.assertEqual(qc.with_preactivation_output(src, dst), "logits")
+            self.assertEqual([o.name for o in onnx.load(dst).graph.output], ["y", "logits"])
+            onnx.save(model([helper.make_node("Relu", ["logits"], ["y"])]), src)
+            self.assertIsNone(qc.with_preactivation_output(src, os.path.join(d, "none.onnx")))
+            self.assertFalse(os.path.exists(os.path.join(d, "none.onnx")))
+
     def test_digests_compare_sums_and_labels(self):
         ref = [np.array([[0.1, 0.9]]), np.array([[0.8, 0.2]])]
         near = [r * (1 + 1e-7) for r in ref]

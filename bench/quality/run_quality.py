@@ -274,17 +274,24 @@ class Runner:
                              "'npm ci --ignore-scripts' there")
 
     def ort_outputs(self, model_path, samples, out_dir):
+        """The model's first output on every sample, and its pre-activation outputs
+        (qc.with_preactivation_output) or None."""
         shutil.rmtree(out_dir, ignore_errors=True)
+        os.makedirs(out_dir)
+        probe = os.path.join(out_dir, "with-pre-activation.onnx")
+        pre = qc.with_preactivation_output(model_path, probe)
         env = dict(os.environ, NODE_PATH=self.node_path)
-        proc = subprocess.run([self.node, os.path.join(HERE, "ort_eval.js"), "--model", model_path,
-                               "--samples", samples, "--outputs", out_dir, "--threads", str(self.threads)],
+        proc = subprocess.run([self.node, os.path.join(HERE, "ort_eval.js"), "--model",
+                               probe if pre else model_path, "--samples", samples, "--outputs",
+                               out_dir, "--threads", str(self.threads)],
                               capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise BenchError(f"ONNX Runtime could not run {model_path}: {proc.stderr.strip()[-400:]}")
-        files = sorted(f for f in os.listdir(out_dir) if f.endswith(".npy"))
+        files = sorted(f for f in os.listdir(out_dir) if re.fullmatch(r"sample_\d+\.npy", f))
         outputs = [np.load(os.path.join(out_dir, f)) for f in files]
+        pres = [np.load(os.path.join(out_dir, f[:-4] + ".out1.npy")) for f in files] if pre else None
         shutil.rmtree(out_dir, ignore_errors=True)
-        return outputs
+        return outputs, pres
 
     def qopt_run(self, method, pipeline, calib, src, dst, report):
         cmd = [self.qopt, "-q", "--calib-data", calib, "--report", report]
@@ -328,7 +335,7 @@ def run_model(runner, name, path, methods, args, reference):
               "calib_samples": n_calib, "eval_samples": n_eval, "model_sha256": qc.sha256_file(path),
               "methods": {}}
     start = time.time()
-    fp32 = runner.ort_outputs(path, evald, os.path.join(work, "out"))
+    fp32, fp32_pre = runner.ort_outputs(path, evald, os.path.join(work, "out"))
     result["fp32_eval_s"] = round(time.time() - start, 2)
     digest = qc.fp32_digest(name, fp32)
     theirs = (reference or {}).get("models", {}).get(name)
@@ -369,9 +376,9 @@ def run_model(runner, name, path, methods, args, reference):
                 entry["verify"] = f"refused (exit 1): {message}"
             try:
                 t0 = time.time()
-                outputs = runner.ort_outputs(dst, evald, os.path.join(work, "out"))
+                outputs, pres = runner.ort_outputs(dst, evald, os.path.join(work, "out"))
                 entry["eval_s"] = round(time.time() - t0, 2)
-                entry.update(qc.score(name, fp32, outputs))
+                entry.update(qc.score(name, fp32, outputs, fp32_pre, pres))
                 entry["status"] = "ok"
             except BenchError as e:
                 entry["status"] = f"failed: {e}"
@@ -407,10 +414,18 @@ def ok(entry):
 
 
 def better_or_equal(a, b):
-    """a at least as good as b: the task metric first, then SQNR."""
+    """a at least as good as b: the task metric first, then SQNR (qc.compared_sqnr: at the
+    pre-activation where both rows have it)."""
     if a["task"] != b["task"]:
         return a["task"] > b["task"]
-    return a["sqnr_db"] >= b["sqnr_db"]
+    sa, sb, _ = qc.compared_sqnr(a, b)
+    return sa >= sb
+
+
+def sqnr_text(e):
+    """'12.34 dB', with the pre-activation SQNR where the row has it: '12.34 dB (logits 20.10)'."""
+    pre = e.get("pre_sqnr_db")
+    return f"{fmt(e['sqnr_db'])} dB" + (f" (pre-activation {fmt(pre)} dB)" if pre is not None else "")
 
 
 def best(entries):
@@ -447,8 +462,8 @@ def goals(results):
                         f"{'qopt default' if not ok(d) else 'ONNX Runtime rows'})")
         else:
             verdict = "PASS" if better_or_equal(d, b[1]) else "FAIL"
-            line(verdict, f"{name}: qopt default ({DEFAULT_METHOD}) task {fmt(d['task'])} / {fmt(d['sqnr_db'])} dB "
-                          f"vs best ONNX Runtime {b[0]} {fmt(b[1]['task'])} / {fmt(b[1]['sqnr_db'])} dB")
+            line(verdict, f"{name}: qopt default ({DEFAULT_METHOD}) task {fmt(d['task'])} / {sqnr_text(d)} "
+                          f"vs best ONNX Runtime {b[0]} {fmt(b[1]['task'])} / {sqnr_text(b[1])}")
     for name, r in results.items():
         d = r["methods"].get(DEFAULT_METHOD)
         if not ok(d):
@@ -465,10 +480,11 @@ def goals(results):
             why = (eb or {}).get("status", "not run") if not ok(eb) else plain.get("status")
             line("N/A", f"{name}: equalize+bias-correct >= +3 dB over plain per-channel INT8 ({why})")
         else:
-            gain = eb["sqnr_db"] - plain["sqnr_db"]
+            se, sp, where = qc.compared_sqnr(eb, plain)
+            gain = se - sp
             line("PASS" if gain >= 3.0 else "FAIL",
-                 f"{name}: equalize+bias-correct {fmt(eb['sqnr_db'])} dB vs plain {fmt(plain['sqnr_db'])} dB "
-                 f"({gain:+.2f} dB, goal >= +3)")
+                 f"{name}: equalize+bias-correct {sqnr_text(eb)} vs plain {sqnr_text(plain)} "
+                 f"({gain:+.2f} dB at the {where}, goal >= +3)")
     for name in ("vit-b16", "gpt2"):
         r = results.get(name)
         if r is None:
@@ -486,8 +502,8 @@ def goals(results):
                 line("N/A", f"{name}: {mid} at least as good as ONNX Runtime's best {what} ({why})")
                 continue
             line("PASS" if better_or_equal(q, against[1]) else "FAIL",
-                 f"{name}: {mid} task {fmt(q['task'])} / {fmt(q['sqnr_db'])} dB vs ONNX Runtime {against[0]} "
-                 f"{fmt(against[1]['task'])} / {fmt(against[1]['sqnr_db'])} dB")
+                 f"{name}: {mid} task {fmt(q['task'])} / {sqnr_text(q)} vs ONNX Runtime {against[0]} "
+                 f"{fmt(against[1]['task'])} / {sqnr_text(against[1])}")
     return lines
 
 
@@ -500,7 +516,9 @@ def summary_table(results):
         if pair is None:
             return "n/a"
         mid, e = pair
-        return f"{mid}: {fmt(e['task'], 1)} % / {fmt(e['sqnr_db'], 1)} dB"
+        pre = e.get("pre_sqnr_db")
+        return (f"{mid}: {fmt(e['task'], 1)} % / {fmt(e['sqnr_db'], 1)} dB"
+                + (f" ({fmt(pre, 1)} dB pre-act.)" if pre is not None else ""))
 
     for name, r in results.items():
         ort = ort_methods(r)
@@ -517,8 +535,8 @@ def summary_table(results):
 
 
 def full_table(results):
-    rows = ["| model | method | what | SQNR (dB) | cosine | task (%) | quantize (s) | status |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| model | method | what | SQNR (dB) | pre-activation SQNR (dB) | cosine | task (%) | quantize (s) | status |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         for mid, e in r["methods"].items():
             status = e.get("status", "")
@@ -531,7 +549,7 @@ def full_table(results):
                 notes.append(e["note"])
             if e.get("tool") == "onnxruntime" and "quantize_s" in e:
                 notes.append("timed on the reference machine")
-            rows.append(f"| {name} | {mid} | {e.get('label', '')} | {fmt(e.get('sqnr_db'))} | "
+            rows.append(f"| {name} | {mid} | {e.get('label', '')} | {fmt(e.get('sqnr_db'))} | {fmt(e.get('pre_sqnr_db'))} | "
                         f"{fmt(e.get('cosine'), 4)} | {fmt(e.get('task'))} | {fmt(e.get('quantize_s'), 1)} | "
                         f"{'; '.join(notes)} |")
     return rows
