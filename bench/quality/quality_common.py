@@ -169,7 +169,9 @@ def score(model, reference, actual, reference_pre=None, actual_pre=None):
     result = {"sqnr_db": sqnr_db(reference, actual), "cosine": cosine(reference, actual),
               "task": task_metric(task, reference, actual)}
     if reference_pre is not None and actual_pre is not None:
-        result["pre_sqnr_db"] = sqnr_db(reference_pre, actual_pre)
+        # Flattened: an opset conversion may compute the Softmax on a 2-D view.
+        result["pre_sqnr_db"] = sqnr_db([e.ravel() for e in reference_pre],
+                                        [a.ravel() for a in actual_pre])
     return result
 
 
@@ -187,13 +189,18 @@ def compared_sqnr(a, b):
 PRE_ACTIVATION_OPS = ("Softmax", "LogSoftmax", "Sigmoid")
 
 
+VIEW_OPS = ("QuantizeLinear", "DequantizeLinear", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+            "Identity")
+
+
 def preactivation_of(graph):
     """The input of the Softmax, LogSoftmax or Sigmoid that computes the graph's first output (seen
-    through QuantizeLinear/DequantizeLinear after it), or None."""
+    through QuantizeLinear/DequantizeLinear and reshapes after it, as an opset conversion writes
+    a Softmax of opset < 13 on a 2-D view), or None."""
     producer = {o: n for n in graph.node for o in n.output}
     name = graph.output[0].name
     node = producer.get(name)
-    while node is not None and node.op_type in ("QuantizeLinear", "DequantizeLinear"):
+    while node is not None and node.op_type in VIEW_OPS:
         node = producer.get(node.input[0])
     if node is None or node.op_type not in PRE_ACTIVATION_OPS:
         return None

@@ -86,6 +86,10 @@ class Metrics(unittest.TestCase):
                helper.make_node("QuantizeLinear", ["p", "s", "z"], ["q"]),
                helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]
         self.assertEqual(qc.preactivation_of(model(qdq).graph), "logits")
+        view = [helper.make_node("Flatten", ["logits"], ["flat"]),
+                helper.make_node("Softmax", ["flat"], ["p"]),
+                helper.make_node("Identity", ["p"], ["y"])]
+        self.assertEqual(qc.preactivation_of(model(view).graph), "flat")
         self.assertIsNone(qc.preactivation_of(model([helper.make_node("Relu", ["logits"], ["y"])]).graph))
         with tempfile.TemporaryDirectory() as d:
             src, dst = os.path.join(d, "m.onnx"), os.path.join(d, "pre.onnx")
