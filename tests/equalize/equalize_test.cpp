@@ -403,7 +403,9 @@ void expectDepthwiseBalanced(Producer producer, const char* counter, const std::
   std::mt19937 rng(11);
   auto model = depthwiseModel(producer, rng);
   Samples samples = randomSampleSet(*model, 4, 90);
-  std::string calib = writeSamples("equalize_depthwise", samples);
+  // One folder per test: ctest runs them in parallel.
+  std::string calib =
+      writeSamples("equalize_depthwise_" + std::to_string(static_cast<int>(producer)), samples);
   std::vector<double> before = channelAbsMax(*model, "d", samples);
   PassResult result;
   EXPECT_LE(
