@@ -55,7 +55,18 @@ std::unique_ptr<Model> floatReference(const Model& model) {
   return withOnlyLayersQuantized(model, {});
 }
 
-FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit) {
+FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit,
+                                   std::string_view passName) {
+  if (const Json* corrected = context.results().find("bias-correct")) {
+    const Json* changed = corrected->find("biases-changed");
+    if (changed && changed->isInt() && changed->asInt() > 0) {
+      context.diagnostics().warning(fmt::format(
+          "{}: bias-correct ran before it and changed {} biases: its float reference and the "
+          "layers it returns to float keep those corrections, which only quantized layers "
+          "need; run {} before bias-correct",
+          passName, changed->asInt(), passName));
+    }
+  }
   FloatBaseline baseline;
   baseline.samples = samplesFor(model.graph(), context, true, sampleLimit,
                                 sampleLimit == 0 ? 8 : sampleLimit, baseline.origin);

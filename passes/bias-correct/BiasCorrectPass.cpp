@@ -98,6 +98,8 @@ class BiasCorrectPass : public Pass {
     out["mode"] = std::string(*mode_ == ShiftMode::Analytic ? "analytic" : "empirical");
     out["data"] = origin;
     out["samples"] = static_cast<uint64_t>(samples.size());
+    out["biases-changed"] =
+        result.statistics["biases-corrected"] + result.statistics["biases-added"];
     return result;
   }
 

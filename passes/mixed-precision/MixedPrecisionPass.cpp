@@ -53,7 +53,7 @@ class MixedPrecisionPass : public Pass {
     result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
 
     analysis::FloatBaseline baseline =
-        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_));
+        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name());
     if (baseline.randomInputs()) {
       context.diagnostics().warning(fmt::format(
           "mixed-precision: no --eval-data or --calib-data: measuring on {} random inputs "

@@ -36,7 +36,7 @@ class SensitivityPass : public Pass {
     std::vector<size_t> positions = analysis::quantizedLayerPositions(model);
     result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
     analysis::FloatBaseline baseline =
-        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_));
+        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name());
     if (baseline.randomInputs()) {
       context.diagnostics().warning(fmt::format(
           "sensitivity: no --eval-data or --calib-data: measuring on {} random inputs (seed {}), "

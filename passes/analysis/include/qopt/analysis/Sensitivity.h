@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qopt/analysis/Comparison.h"
@@ -74,7 +75,11 @@ struct FloatBaseline {
 };
 
 /// `sampleLimit` caps the samples read (0: all); random inputs number `sampleLimit`, or 8 when 0.
-FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit);
+/// The reference is `model` with its Q/DQ removed; when bias-correct changed biases earlier in
+/// the pipeline, that reference and every layer returned to float carry the corrections, and
+/// a warning naming `passName` says to run it before bias-correct.
+FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit,
+                                   std::string_view passName);
 
 /// The node positions of every quantized layer of `model`.
 std::vector<size_t> quantizedLayerPositions(const Model& model);
