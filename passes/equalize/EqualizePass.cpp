@@ -143,11 +143,6 @@ class EqualizePass : public Pass {
 
     std::vector<Node*> readers;
     for (equalize::LinearLayer* layer : group.layers) readers.push_back(&layer->node());
-    bool onlyBalancedReaders = !group.input->isGraphOutput();
-    for (const Use& use : group.input->uses()) {
-      onlyBalancedReaders = onlyBalancedReaders && use.index == 0 &&
-                            std::find(readers.begin(), readers.end(), use.user) != readers.end();
-    }
     smooth::FactorShape shape;
     shape.axis = 1;
     shape.dims.assign(first.weightDims().size() - 1, 1);
@@ -155,29 +150,17 @@ class EqualizePass : public Pass {
     shape.type = group.input->type().isTensor() && isFloatingPoint(group.input->type().elemType)
                      ? group.input->type().elemType
                      : first.weightType();
-    std::string why =
-        fmt::format("'{}' has readers that are not depthwise convolutions", group.input->name());
-    std::vector<smooth::FoldStep> steps;
-    if (onlyBalancedReaders) steps = smooth::planFold(group.input, shape, lookup, why);
-    std::string where;
-    if (!steps.empty()) {
-      smooth::applyFold(steps, shape, s);
-      result.statistics.add("depthwise-folded");
-      where = "divided in " + smooth::describeFold(steps);
-    } else {
-      Node* mul = smooth::insertScaleMul(group.input, shape, s, readers);
-      result.statistics.add("depthwise-mul-inserted");
-      where = fmt::format("divided by {} ({})", mul->describe(), why);
-    }
+    smooth::Division division = smooth::divideFor(group.input, shape, s, readers, lookup);
+    result.statistics.add(division.folded ? "depthwise-folded" : "depthwise-mul-inserted");
     for (equalize::LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
     result.statistics.add("depthwise-balanced", static_cast<int64_t>(group.layers.size()));
     result.changed = true;
     double narrowest = *std::min_element(stats.absMax.begin(), stats.absMax.end());
     double widest = *std::max_element(stats.absMax.begin(), stats.absMax.end());
-    result.applied(subject,
-                   fmt::format("balanced {} channels for {} depthwise convolutions "
-                               "(ranges {:.3g} to {:.3g}, now all {:.3g}); {}",
-                               s.size(), group.layers.size(), narrowest, widest, widest, where));
+    result.applied(subject, fmt::format("balanced {} channels for {} depthwise convolutions "
+                                        "(ranges {:.3g} to {:.3g}, now all {:.3g}); {}",
+                                        s.size(), group.layers.size(), narrowest, widest, widest,
+                                        division.where));
   }
 
   void absorbHighBias(Model& model, std::vector<LayerPair>& pairs, PassContext& context,

@@ -262,4 +262,24 @@ Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double>
   return mul;
 }
 
+Division divideFor(Value* x, const FactorShape& shape, std::span<const double> scales,
+                   const std::vector<Node*>& readers, const LayerLookup& layers) {
+  bool onlyThem = !x->isGraphOutput();
+  for (const Use& use : x->uses()) {
+    onlyThem = onlyThem && use.index == 0 &&
+               std::find(readers.begin(), readers.end(), use.user) != readers.end();
+  }
+  std::string why = fmt::format("'{}' has other readers", x->name());
+  // A reader folded into as well (a chain) is fine: both rescale the same layer object.
+  std::vector<FoldStep> steps;
+  if (onlyThem) steps = planFold(x, shape, layers, why);
+  if (!steps.empty()) {
+    applyFold(steps, shape, scales);
+    return {true, "folded into " + describeFold(steps)};
+  }
+  Node* mul = insertScaleMul(x, shape, scales, readers);
+  return {false,
+          fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why)};
+}
+
 }  // namespace qopt::smooth

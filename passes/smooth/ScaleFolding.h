@@ -64,4 +64,15 @@ std::string describeFold(const std::vector<FoldStep>& steps);
 Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double> scales,
                      const std::vector<Node*>& readers);
 
+struct Division {
+  bool folded = false;  // into what computes x; else a Mul was inserted
+  std::string where;    // "folded into ..." or "inserted ... (costs an elementwise kernel: why)"
+};
+
+/// Divides x by `scales` for `readers` (the layers reading it at input 0, which the caller
+/// rescales): folded into what computes x when nothing else reads x and planFold finds a way,
+/// else by a Mul inserted before them.
+Division divideFor(Value* x, const FactorShape& shape, std::span<const double> scales,
+                   const std::vector<Node*>& readers, const LayerLookup& layers);
+
 }  // namespace qopt::smooth

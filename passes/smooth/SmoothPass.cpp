@@ -201,38 +201,15 @@ class SmoothPass : public Pass {
     std::vector<double> s =
         smooth::smoothingScales(stats.absMax, smooth::rowAbsMax(weights), alpha);
 
-    // Fold into the producer only when every reader of the tensor is being smoothed.
     std::vector<Node*> readers;
     for (LinearLayer* layer : group.layers) readers.push_back(&layer->node());
-    bool onlySmoothedReaders = !group.input->isGraphOutput();
-    for (const Use& use : group.input->uses()) {
-      bool smoothed =
-          use.index == 0 && std::find(readers.begin(), readers.end(), use.user) != readers.end();
-      onlySmoothedReaders = onlySmoothedReaders && smoothed;
-    }
-    std::string why;
-    std::vector<smooth::FoldStep> steps;
-    smooth::FactorShape shape = factorShape(group.input, *group.layers[0]);
-    if (onlySmoothedReaders) {
-      steps = smooth::planFold(group.input, shape, lookup, why);
-      // A layer smoothed here and folded into at once is fine: both rescale the same object.
-    } else {
-      why = fmt::format("'{}' has readers that are not smoothed", group.input->name());
-    }
-    std::string where;
-    if (!steps.empty()) {
-      smooth::applyFold(steps, shape, s);
-      result.statistics.add("folded");
-      where = "folded into " + smooth::describeFold(steps);
-    } else {
-      Node* mul = smooth::insertScaleMul(group.input, shape, s, readers);
-      result.statistics.add("mul-inserted");
-      where = fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why);
-    }
+    smooth::Division division = smooth::divideFor(
+        group.input, factorShape(group.input, *group.layers[0]), s, readers, lookup);
+    result.statistics.add(division.folded ? "folded" : "mul-inserted");
     for (LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
     result.statistics.add("layers-smoothed", static_cast<int64_t>(group.layers.size()));
     result.applied(subject, fmt::format("smoothed {} channels for {} layers, {}; {}", channels,
-                                        group.layers.size(), how, where));
+                                        group.layers.size(), how, division.where));
   }
 
   Option<std::string> alpha_{*this, "alpha", "auto",

@@ -430,24 +430,24 @@ void expectDepthwiseBalanced(Producer producer, const char* counter, const std::
 TEST(Equalize, DepthwiseInputDividedInAPrecedingConvThroughRelu) {
   expectDepthwiseBalanced(
       Producer::Relu, "depthwise-folded",
-      "divided in the output channels of node producing 't' (Conv) (through node "
+      "folded into the output channels of node producing 't' (Conv) (through node "
       "producing 'a' (Relu))");
 }
 
 TEST(Equalize, DepthwiseInputDividedInADivisor) {
   expectDepthwiseBalanced(Producer::Div, "depthwise-folded",
-                          "divided in the divisor of node producing 'a' (Div)");
+                          "folded into the divisor of node producing 'a' (Div)");
 }
 
 TEST(Equalize, DepthwiseInputDividedInAnAffineMap) {
   expectDepthwiseBalanced(Producer::Affine, "depthwise-folded",
-                          "divided in the constant of node producing 'a' (Add), the constant "
+                          "folded into the constant of node producing 'a' (Add), the constant "
                           "of node producing 'm' (Mul)");
 }
 
 TEST(Equalize, DepthwiseInputAfterHardSwishGetsAMul) {
   expectDepthwiseBalanced(Producer::HardSwish, "depthwise-mul-inserted",
-                          "divided by node producing 'a_smoothed' (Mul)");
+                          "inserted node producing 'a_smoothed' (Mul)");
 }
 
 // SQNR (dB) of `quantized`'s output against `reference`'s over `samples`.
