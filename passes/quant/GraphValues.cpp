@@ -36,4 +36,13 @@ Node* producerOfNumbers(const Value& value) {
   return nullptr;
 }
 
+Value* preActivationOf(const Value& output) {
+  Node* producer = producerOfNumbers(output);
+  if (producer == nullptr || producer->numInputs() == 0) return nullptr;
+  if (!producer->is("Softmax") && !producer->is("LogSoftmax") && !producer->is("Sigmoid")) {
+    return nullptr;
+  }
+  return producer->input(0);
+}
+
 }  // namespace qopt::quant

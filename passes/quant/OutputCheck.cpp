@@ -64,11 +64,7 @@ void compareAtLogits(Model& copy) {
   Graph& graph = copy.graph();
   for (size_t o = graph.outputs().size(); o-- > 0;) {
     Value* compared = graph.outputs()[o];
-    if (Node* producer = producerOfNumbers(*compared);
-        producer != nullptr &&
-        (producer->is("Softmax") || producer->is("LogSoftmax") || producer->is("Sigmoid"))) {
-      compared = producer->input(0);
-    }
+    if (Value* logits = preActivationOf(*compared)) compared = logits;
     const DataType type = compared->type().elemType;
     if (type != DataType::Undefined && !isFloatingPoint(type)) {
       graph.removeOutput(o);

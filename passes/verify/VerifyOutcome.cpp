@@ -90,6 +90,7 @@ Json outcomeJson(const VerifyOutcome& outcome, int maxHistograms) {
   for (const CheckedTensor& t : outcome.outputs) {
     Json entry = Json::object();
     entry.append("name", t.tensor);
+    if (!t.logitsOf.empty()) entry.append("logits-of", t.logitsOf);
     entry.append("passed", t.failures.empty());
     entry.append("failures", stringsJson(t.failures));
     entry.append("metrics", t.metrics.toJson());
@@ -152,7 +153,8 @@ std::string outcomeTable(const VerifyOutcome& outcome) {
   headers.push_back("result");
   analysis::TextTable outputs(headers);
   for (const CheckedTensor& t : outcome.outputs) {
-    std::vector<std::string> row = {t.tensor};
+    std::vector<std::string> row = {
+        t.logitsOf.empty() ? t.tensor : fmt::format("{} (logits of {})", t.tensor, t.logitsOf)};
     for (std::string c : metricCells(t.metrics)) row.push_back(c);
     row.push_back(resultText(t));
     outputs.addRow(std::move(row));

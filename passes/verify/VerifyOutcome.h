@@ -15,7 +15,9 @@ namespace qopt::verify {
 
 struct CheckedTensor {
   std::string tensor;  // name in the original model
-  std::string node;    // the layer computing it now
+  /// For the logits of an output a Softmax, LogSoftmax or Sigmoid computes: that output's name.
+  std::string logitsOf;
+  std::string node;  // the layer computing it now
   std::string op;
   analysis::ErrorMetrics metrics;
   std::vector<std::string> failures;  // bounds of the budget it misses

@@ -5,6 +5,7 @@
 // A failure is a qopt::Error (Verification): the driver still writes the output and the report,
 // then exits 1. The report names the first layer, in topological order, whose error exceeds the
 // budget.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/quant/GraphValues.h"
 
 namespace qopt {
 namespace {
@@ -179,8 +181,25 @@ class VerifyPass : public Pass {
   void evaluate(const Graph& original, const Graph& current, const verify::TensorMatch& match,
                 const std::vector<analysis::Sample>& samples, bool wholeLayers,
                 verify::VerifyOutcome& outcome) const {
+    // The logits of each output that a Softmax, LogSoftmax or Sigmoid computes in both models
+    // are compared as outputs too: saturated probabilities stay within 1e-7 of float on
+    // confident samples whatever the logits do.
+    std::vector<verify::TensorPair> pairs = match.pairs;
+    std::vector<size_t> logitsOutput;  // by pair after match.pairs: the output position
+    for (size_t o = 0; o < std::min(original.outputs().size(), current.outputs().size()); ++o) {
+      const Value* reference = quant::preActivationOf(*original.outputs()[o]);
+      const Value* actual = quant::preActivationOf(*current.outputs()[o]);
+      if (reference == nullptr || actual == nullptr) continue;
+      verify::TensorPair pair{reference->name(), reference, actual, {}, {}};
+      if (const Node* producer = actual->producer()) {
+        pair.node = analysis::layerName(*producer);
+        pair.op = producer->opType();
+      }
+      pairs.push_back(std::move(pair));
+      logitsOutput.push_back(o);
+    }
     verify::ModelErrors errors =
-        verify::compareModels(original, current, match.pairs, samples, kHistogramBins, wholeLayers);
+        verify::compareModels(original, current, pairs, samples, kHistogramBins, wholeLayers);
     outcome.outputs.clear();
     outcome.layers.clear();
     outcome.failures.clear();
@@ -199,6 +218,27 @@ class VerifyPass : public Pass {
       if (!t.failures.empty()) {
         outcome.failures.push_back(
             fmt::format("output '{}': {}", t.tensor, fmt::join(t.failures, ", ")));
+      }
+      outcome.outputs.push_back(std::move(t));
+    }
+    for (size_t k = 0; k < logitsOutput.size(); ++k) {
+      const size_t i = match.pairs.size() + k;
+      if (errors.layers[i].empty()) continue;  // not float, or its shape changed
+      verify::CheckedTensor t;
+      t.tensor = pairs[i].tensor;
+      t.logitsOf = original.outputs()[logitsOutput[k]]->name();
+      t.node = pairs[i].node;
+      t.op = pairs[i].op;
+      if (const Node* head = errors.layerHeads[i]) {
+        t.node = analysis::layerName(*head);
+        t.op = head->opType();
+      }
+      t.metrics = errors.layers[i].result();
+      t.histogram = errors.layers[i].histogram();
+      verify::judge(t, outcome.budget);
+      if (!t.failures.empty()) {
+        outcome.failures.push_back(fmt::format("logits '{}' of output '{}': {}", t.tensor,
+                                               t.logitsOf, fmt::join(t.failures, ", ")));
       }
       outcome.outputs.push_back(std::move(t));
     }

@@ -20,4 +20,9 @@ Value* addNamedInitializer(Graph& graph, const std::string& baseName, Tensor ten
 /// or initializer, or when 16 producers in a row only move values.
 Node* producerOfNumbers(const Value& value);
 
+/// The logits of an output that a Softmax, LogSoftmax or Sigmoid computes (through ops that only
+/// move values): that op's input; nullptr for any other value. Saturated probabilities differ
+/// from float by amounts that say little, so checks compare there.
+Value* preActivationOf(const Value& output);
+
 }  // namespace qopt::quant
