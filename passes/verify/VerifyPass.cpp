@@ -221,12 +221,10 @@ class VerifyPass : public Pass {
       }
       outcome.outputs.push_back(std::move(t));
     }
-    for (size_t k = 0; k < logitsOutput.size(); ++k) {
-      const size_t i = match.pairs.size() + k;
-      if (errors.layers[i].empty()) continue;  // not float, or its shape changed
+    // A compared pair's row, named by the layer computing it (a fused layer: by its Conv).
+    auto pairRow = [&](size_t i) {
       verify::CheckedTensor t;
       t.tensor = pairs[i].tensor;
-      t.logitsOf = original.outputs()[logitsOutput[k]]->name();
       t.node = pairs[i].node;
       t.op = pairs[i].op;
       if (const Node* head = errors.layerHeads[i]) {
@@ -235,6 +233,13 @@ class VerifyPass : public Pass {
       }
       t.metrics = errors.layers[i].result();
       t.histogram = errors.layers[i].histogram();
+      return t;
+    };
+    for (size_t k = 0; k < logitsOutput.size(); ++k) {
+      const size_t i = match.pairs.size() + k;
+      if (errors.layers[i].empty()) continue;  // not float, or its shape changed
+      verify::CheckedTensor t = pairRow(i);
+      t.logitsOf = original.outputs()[logitsOutput[k]]->name();
       verify::judge(t, outcome.budget);
       if (!t.failures.empty()) {
         outcome.failures.push_back(fmt::format("logits '{}' of output '{}': {}", t.tensor,
@@ -242,18 +247,8 @@ class VerifyPass : public Pass {
       }
       outcome.outputs.push_back(std::move(t));
     }
-    std::vector<verify::CheckedTensor> checked(match.pairs.size());
-    for (size_t i = 0; i < match.pairs.size(); ++i) {
-      checked[i].tensor = match.pairs[i].tensor;
-      checked[i].node = match.pairs[i].node;
-      checked[i].op = match.pairs[i].op;
-      if (const Node* head = errors.layerHeads[i]) {  // a fused layer: named by its Conv
-        checked[i].node = analysis::layerName(*head);
-        checked[i].op = head->opType();
-      }
-      checked[i].metrics = errors.layers[i].result();
-      checked[i].histogram = errors.layers[i].histogram();
-    }
+    std::vector<verify::CheckedTensor> checked;
+    for (size_t i = 0; i < match.pairs.size(); ++i) checked.push_back(pairRow(i));
     UpstreamSqnr upstream(match.pairs, checked);
     for (size_t i = 0; i < match.pairs.size(); ++i) {
       // Not floating point, shapes changed, or inside a fused layer (layers=all).
