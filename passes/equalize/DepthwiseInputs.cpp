@@ -22,6 +22,13 @@ std::vector<DepthwiseGroup> findDepthwiseGroups(Graph& graph, LinearLayerCache& 
       continue;
     }
     if (layer->inputChannels() != group) continue;  // grouped, not depthwise
+    if (layer->weightType() != DataType::Float && layer->weightType() != DataType::Double) {
+      // Narrow channels' weights would shrink by up to max-factor and round again in 16 bits.
+      result.missed(node->describe(),
+                    fmt::format("depthwise input not balanced: its weights are {}",
+                                dataTypeName(layer->weightType())));
+      continue;
+    }
     auto [it, added] = index.try_emplace(node->input(0), groups.size());
     if (added) groups.push_back({node->input(0), {}});
     groups[it->second].layers.push_back(layer);

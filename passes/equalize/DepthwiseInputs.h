@@ -32,8 +32,9 @@ struct DepthwiseGroup {
   std::vector<LinearLayer*> layers;
 };
 
-/// Every depthwise Conv of `graph` (main graph only) with a constant weight, grouped by input;
-/// those whose weight cannot be rescaled get a missed remark.
+/// Every depthwise Conv of `graph` (main graph only) with a constant float32 weight, grouped by
+/// input; those whose weight cannot be rescaled, or is 16-bit (rescaled by up to max-factor, it
+/// would round again), get a missed remark.
 std::vector<DepthwiseGroup> findDepthwiseGroups(Graph& graph, LinearLayerCache& layers,
                                                 PassResult& result);
 

@@ -450,6 +450,31 @@ TEST(Equalize, DepthwiseInputAfterHardSwishGetsAMul) {
                           "inserted node producing 'a_smoothed' (Mul)");
 }
 
+TEST(Equalize, SixteenBitDepthwiseWeightsAreLeftAlone) {
+  // Balancing shrinks a narrow channel's weights by up to max-factor: in float16 they would
+  // round again, so such layers get a remark instead.
+  std::mt19937 rng(13);
+  auto model = newModel(17);
+  Graph& g = model->graph();
+  Value* x = g.addInput("x", ValueType::tensor(DataType::Float16, {1, 4, 6, 6}));
+  Value* w = addInitializer(g, "t_w", DataType::Float16, {4, 4, 1, 1}, skewedValues(16, 4, rng));
+  Value* t = addNode(g, "Conv", {x, w}, "t");
+  t->producer()->setAttr(Attribute::makeInts("kernel_shape", {1, 1}));
+  Value* a = addNode(g, "Relu", {t}, "a");
+  Value* dw = addInitializer(g, "d_w", DataType::Float16, {4, 1, 3, 3}, randomValues(36, rng));
+  Value* d = addNode(g, "Conv", {a, dw}, "d", ValueType::tensor(DataType::Float16, {1, 4, 4, 4}));
+  d->producer()->setAttr(Attribute::makeInts("kernel_shape", {3, 3}));
+  d->producer()->setAttr(Attribute::makeInt("group", 4));
+  g.addOutput(d);
+  std::vector<double> before = initializerValues(*model, "d_w");
+  std::string calib = writeSamples("equalize_depthwise_fp16", randomSampleSet(*model, 2, 110));
+  PassOutcome outcome = runWithData(*model, "equalize{cross-layer=false}", calib);
+  EXPECT_EQ(outcome.result.statistics.get("depthwise-balanced"), 0);
+  EXPECT_TRUE(hasRemark(outcome.result, Remark::Kind::Missed,
+                        "depthwise input not balanced: its weights are FLOAT16"));
+  EXPECT_EQ(initializerValues(*model, "d_w"), before);
+}
+
 // SQNR (dB) of `quantized`'s output against `reference`'s over `samples`.
 double outputSqnr(const Model& reference, const Model& quantized, const Samples& samples) {
   double signal = 0, noise = 0;
