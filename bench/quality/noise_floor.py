@@ -27,14 +27,6 @@ import quality_common as qc  # noqa: E402
 import run_quality as rq  # noqa: E402
 
 
-def activation(graph):
-    """The op between the pre-activation and the output: Softmax, LogSoftmax, Sigmoid or None."""
-    pre = qc.preactivation_of(graph)
-    if pre is None:
-        return None
-    return next(n.op_type for n in graph.node if pre in n.input and n.op_type in qc.PRE_ACTIVATION_OPS)
-
-
 def apply(op, x):
     x = x.astype(np.float64)
     if op == "Sigmoid":
@@ -69,7 +61,8 @@ def main():
         evald = os.path.join(args.work, name, "eval")
         rq.write_samples(name, "eval", data, evald)
         outputs, pres = runner.ort_outputs(paths[name], evald, os.path.join(args.work, name, "out"))
-        op = activation(onnx.load(paths[name], load_external_data=False).graph) if pres else None
+        node = qc.preactivation_node(onnx.load(paths[name]).graph) if pres else None
+        op = node.op_type if node is not None else None
         pres = pres or outputs
         if op:  # the activation as written here must give the model's own outputs
             worst = max(float(np.max(np.abs(apply(op, p).reshape(o.shape) - o))) for p, o in zip(pres, outputs))

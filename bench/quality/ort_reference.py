@@ -107,16 +107,16 @@ def make_reader(feeds):
     return OrtReader(feeds)
 
 
-def evaluate(path, name, feeds, threads):
+def evaluate(path, name, feeds, threads, preactivation=True):
     """The first output on every feed, and the pre-activation outputs
-    (qc.with_preactivation_output) or None."""
+    (qc.with_preactivation_output) or None; `preactivation` False skips looking for them."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.intra_op_num_threads = threads
     probe = path + ".pre.onnx"
-    pre = qc.with_preactivation_output(path, probe)
+    pre = qc.with_preactivation_output(path, probe) if preactivation else None
     try:
         session = ort.InferenceSession(probe if pre else path, sess_options=options,
                                        providers=["CPUExecutionProvider"])
@@ -290,7 +290,8 @@ def run_model(args):
             entry["quantize_s"] = round(time.time() - t0, 2)
             entry["nodes"] = node_counts(dst)
             t0 = time.time()
-            outputs, pres = evaluate(dst, name, evals, args.threads)
+            outputs, pres = evaluate(dst, name, evals, args.threads,
+                                     preactivation=reference_pre is not None)
             entry["eval_s"] = round(time.time() - t0, 2)
             entry.update(qc.score(name, reference, outputs, reference_pre, pres))
             entry["status"] = "ok"

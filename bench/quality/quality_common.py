@@ -193,18 +193,21 @@ VIEW_OPS = ("QuantizeLinear", "DequantizeLinear", "Reshape", "Flatten", "Squeeze
             "Identity")
 
 
-def preactivation_of(graph):
-    """The input of the Softmax, LogSoftmax or Sigmoid that computes the graph's first output (seen
-    through QuantizeLinear/DequantizeLinear and reshapes after it, as an opset conversion writes
-    a Softmax of opset < 13 on a 2-D view), or None."""
+def preactivation_node(graph):
+    """The Softmax, LogSoftmax or Sigmoid that computes the graph's first output (seen through
+    QuantizeLinear/DequantizeLinear and reshapes after it, as an opset conversion writes a
+    Softmax of opset < 13 on a 2-D view), or None."""
     producer = {o: n for n in graph.node for o in n.output}
-    name = graph.output[0].name
-    node = producer.get(name)
+    node = producer.get(graph.output[0].name)
     while node is not None and node.op_type in VIEW_OPS:
         node = producer.get(node.input[0])
-    if node is None or node.op_type not in PRE_ACTIVATION_OPS:
-        return None
-    return node.input[0]
+    return node if node is not None and node.op_type in PRE_ACTIVATION_OPS else None
+
+
+def preactivation_of(graph):
+    """The input of preactivation_node(graph), the logits, or None."""
+    node = preactivation_node(graph)
+    return node.input[0] if node is not None else None
 
 
 def with_preactivation_output(src, dst):

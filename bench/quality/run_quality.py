@@ -273,13 +273,14 @@ class Runner:
             raise BenchError(f"onnxruntime-node is not installed in {' or '.join(roots)}: run "
                              "'npm ci --ignore-scripts' there")
 
-    def ort_outputs(self, model_path, samples, out_dir):
+    def ort_outputs(self, model_path, samples, out_dir, preactivation=True):
         """The model's first output on every sample, and its pre-activation outputs
-        (qc.with_preactivation_output) or None."""
+        (qc.with_preactivation_output) or None; `preactivation` False skips looking for them
+        (models whose FP32 form has none: the transformers, hundreds of MB to load again)."""
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
         probe = os.path.join(out_dir, "with-pre-activation.onnx")
-        pre = qc.with_preactivation_output(model_path, probe)
+        pre = qc.with_preactivation_output(model_path, probe) if preactivation else None
         env = dict(os.environ, NODE_PATH=self.node_path)
         proc = subprocess.run([self.node, os.path.join(HERE, "ort_eval.js"), "--model",
                                probe if pre else model_path, "--samples", samples, "--outputs",
@@ -376,7 +377,8 @@ def run_model(runner, name, path, methods, args, reference):
                 entry["verify"] = f"refused (exit 1): {message}"
             try:
                 t0 = time.time()
-                outputs, pres = runner.ort_outputs(dst, evald, os.path.join(work, "out"))
+                outputs, pres = runner.ort_outputs(dst, evald, os.path.join(work, "out"),
+                                                   preactivation=fp32_pre is not None)
                 entry["eval_s"] = round(time.time() - t0, 2)
                 entry.update(qc.score(name, fp32, outputs, fp32_pre, pres))
                 entry["status"] = "ok"

@@ -143,14 +143,8 @@ class EqualizePass : public Pass {
 
     std::vector<Node*> readers;
     for (equalize::LinearLayer* layer : group.layers) readers.push_back(&layer->node());
-    smooth::FactorShape shape;
-    shape.axis = 1;
-    shape.dims.assign(first.weightDims().size() - 1, 1);
-    shape.dims[0] = first.inputChannels();
-    shape.type = group.input->type().isTensor() && isFloatingPoint(group.input->type().elemType)
-                     ? group.input->type().elemType
-                     : first.weightType();
-    smooth::Division division = smooth::divideFor(group.input, shape, s, readers, lookup);
+    smooth::Division division =
+        smooth::divideFor(group.input, smooth::factorShape(group.input, first), s, readers, lookup);
     result.statistics.add(division.folded ? "depthwise-folded" : "depthwise-mul-inserted");
     for (equalize::LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
     result.statistics.add("depthwise-balanced", static_cast<int64_t>(group.layers.size()));

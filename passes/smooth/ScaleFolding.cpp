@@ -65,6 +65,45 @@ std::optional<size_t> constantOperand(const Node& node) {
   return std::nullopt;
 }
 
+// Whether `constant` broadcasts against the channel shape (its dim there 1 or the channels).
+bool alongChannels(const Tensor& constant, const std::vector<int64_t>& channelDims) {
+  std::vector<double> ones(static_cast<size_t>(channelDims[0]), 1.0);
+  return dividedByChannel(constant, channelDims, ones).has_value();
+}
+
+std::vector<double> inverseOf(std::span<const double> scales) {
+  std::vector<double> inverse(scales.size());
+  for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
+  return inverse;
+}
+
+}  // namespace
+
+FactorShape factorShape(const Value* x, const equalize::LinearLayer& layer) {
+  FactorShape shape;
+  shape.axis = layer.channelAxis();
+  shape.dims = {layer.inputChannels()};
+  if (shape.axis == 1) shape.dims.resize(layer.weightDims().size() - 1, 1);
+  shape.type = x->type().isTensor() && isFloatingPoint(x->type().elemType) ? x->type().elemType
+                                                                           : layer.weightType();
+  return shape;
+}
+
+namespace {
+
+// `step` on the node computing x from y, then the fold of y, which only that node may read.
+std::vector<FoldStep> foldInto(const FoldStep& step, Value* y, const FactorShape& shape,
+                               const LayerLookup& layers, std::string& why) {
+  if (!onlyReadBy(y, step.node)) {
+    why = fmt::format("'{}' before {} has other readers", y->name(), step.node->describe());
+    return {};
+  }
+  std::vector<FoldStep> rest = planFold(y, shape, layers, why);
+  if (rest.empty()) return {};
+  rest.insert(rest.begin(), step);
+  return rest;
+}
+
 }  // namespace
 
 std::vector<FoldStep> planFold(Value* x, const FactorShape& shape, const LayerLookup& layers,
@@ -100,34 +139,24 @@ std::vector<FoldStep> planFold(Value* x, const FactorShape& shape, const LayerLo
       why = fmt::format("{} has no constant operand to take the factors", producer->describe());
       return {};
     }
-    std::vector<double> ones(static_cast<size_t>(channels), 1.0);
-    if (!dividedByChannel(*fold::constantOf(producer->input(*operand)), shape.dims, ones)) {
+    if (!alongChannels(*fold::constantOf(producer->input(*operand)), shape.dims)) {
       why = fmt::format("the constant of {} does not broadcast along the channels",
                         producer->describe());
       return {};
     }
-    std::vector<FoldStep> steps{{FoldStep::Kind::ConstantOperand, producer, *operand, nullptr}};
-    if (producer->is("Mul")) return steps;
+    FoldStep step{FoldStep::Kind::ConstantOperand, producer, *operand, nullptr};
+    if (producer->is("Mul")) return {step};
     // (y + b) / s = y / s + b / s: y must be divided too.
-    Value* y = producer->input(1 - *operand);
-    if (!onlyReadBy(y, producer)) {
-      why = fmt::format("'{}' before {} has other readers", y->name(), producer->describe());
-      return {};
-    }
-    std::vector<FoldStep> rest = planFold(y, shape, layers, why);
-    if (rest.empty()) return {};
-    steps.insert(steps.end(), rest.begin(), rest.end());
-    return steps;
+    return foldInto(step, producer->input(1 - *operand), shape, layers, why);
   }
   if (producer->is("Div") && producer->output(0) == x && producer->numInputs() == 2 &&
       producer->input(0) && producer->input(1)) {
     // (y / c) / s = y / (c s).
     std::optional<Tensor> divisor = fold::constantOf(producer->input(1));
-    std::vector<double> ones(static_cast<size_t>(channels), 1.0);
     if (!divisor || !isFloatingPoint(divisor->dataType()) ||
         fold::isConstantValue(producer->input(0))) {
       why = fmt::format("{} does not divide by a constant", producer->describe());
-    } else if (!dividedByChannel(*divisor, shape.dims, ones)) {
+    } else if (!alongChannels(*divisor, shape.dims)) {
       why = fmt::format("the divisor of {} does not broadcast along the channels",
                         producer->describe());
     } else {
@@ -141,15 +170,8 @@ std::vector<FoldStep> planFold(Value* x, const FactorShape& shape, const LayerLo
       why = fmt::format("{} computes it: {}", producer->describe(), refusal);
       return {};
     }
-    Value* y = producer->input(0);
-    if (!onlyReadBy(y, producer)) {
-      why = fmt::format("'{}' before {} has other readers", y->name(), producer->describe());
-      return {};
-    }
-    std::vector<FoldStep> rest = planFold(y, shape, layers, why);
-    if (rest.empty()) return {};
-    rest.insert(rest.begin(), {FoldStep::Kind::Through, producer, 0, nullptr});
-    return rest;
+    return foldInto({FoldStep::Kind::Through, producer, 0, nullptr}, producer->input(0), shape,
+                    layers, why);
   }
   if (std::optional<LayerKind> kind = equalize::layerKindOf(*producer);
       kind && producer->output(0) == x) {
@@ -195,20 +217,16 @@ void applyFold(const std::vector<FoldStep>& steps, const FactorShape& shape,
       case FoldStep::Kind::ConstantDivisor: {
         Value* v = step.node->input(step.operand);
         std::string name = v->name();
-        std::vector<double> inverse(scales.size());
-        for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
-        fold::installConstant({{step.node, static_cast<uint32_t>(step.operand)}},
-                              *dividedByChannel(*fold::constantOf(v), shape.dims, inverse), name);
+        fold::installConstant(
+            {{step.node, static_cast<uint32_t>(step.operand)}},
+            *dividedByChannel(*fold::constantOf(v), shape.dims, inverseOf(scales)), name);
         break;
       }
       case FoldStep::Kind::Through:
         break;
-      case FoldStep::Kind::Layer: {
-        std::vector<double> inverse(scales.size());
-        for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
-        step.layer->scaleOutputChannels(inverse);
+      case FoldStep::Kind::Layer:
+        step.layer->scaleOutputChannels(inverseOf(scales));
         break;
-      }
     }
   }
 }
@@ -250,9 +268,8 @@ Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double>
       break;
     }
   }
-  std::vector<double> inverse(scales.size());
-  for (size_t i = 0; i < scales.size(); ++i) inverse[i] = 1.0 / scales[i];
-  auto tensor = std::make_shared<Tensor>(Tensor::fromDoubles(shape.type, shape.dims, inverse));
+  auto tensor =
+      std::make_shared<Tensor>(Tensor::fromDoubles(shape.type, shape.dims, inverseOf(scales)));
   tensor->setName(model.uniqueValueName(x->name() + "_smooth_scale"));
   Value* factor = graph.addInitializer(std::move(tensor));
   Node* mul = graph.createNode("Mul", {x, factor}, 1, first);

@@ -38,6 +38,10 @@ struct FactorShape {
   int64_t channels() const { return dims.empty() ? 0 : dims[0]; }
 };
 
+/// The factor shape of `x` read by `layer` at its data input: the layer's input channels on its
+/// channel axis, x's float type (the weight's when x has none recorded).
+FactorShape factorShape(const Value* x, const equalize::LinearLayer& layer);
+
 struct FoldStep {
   enum class Kind { LayerNorm, ConstantOperand, ConstantDivisor, Through, Layer };
   Kind kind = Kind::Layer;

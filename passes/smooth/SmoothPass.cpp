@@ -58,16 +58,6 @@ bool oneByOne(const LinearLayer& layer) {
   return std::all_of(dims.begin() + 2, dims.end(), [](int64_t d) { return d == 1; });
 }
 
-smooth::FactorShape factorShape(const Value* x, const LinearLayer& layer) {
-  smooth::FactorShape shape;
-  shape.axis = layer.channelAxis();
-  shape.dims = {layer.inputChannels()};
-  if (shape.axis == 1) shape.dims.resize(layer.weightDims().size() - 1, 1);
-  shape.type = x->type().isTensor() && isFloatingPoint(x->type().elemType) ? x->type().elemType
-                                                                           : layer.weightType();
-  return shape;
-}
-
 smooth::WeightMatrix weightMatrix(const LinearLayer& layer) {
   smooth::WeightMatrix m;
   m.rows = static_cast<size_t>(layer.inputChannels());
@@ -204,7 +194,7 @@ class SmoothPass : public Pass {
     std::vector<Node*> readers;
     for (LinearLayer* layer : group.layers) readers.push_back(&layer->node());
     smooth::Division division = smooth::divideFor(
-        group.input, factorShape(group.input, *group.layers[0]), s, readers, lookup);
+        group.input, smooth::factorShape(group.input, *group.layers[0]), s, readers, lookup);
     result.statistics.add(division.folded ? "folded" : "mul-inserted");
     for (LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
     result.statistics.add("layers-smoothed", static_cast<int64_t>(group.layers.size()));

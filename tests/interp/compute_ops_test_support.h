@@ -1,5 +1,6 @@
 // Test support for the compute-heavy kernel tests (conv, gemm, pool, normalization, quant,
-// resize): a one-node model built in memory and run through the interpreter, plus array helpers.
+// resize): a one-node model built in memory and run through the interpreter, plus array helpers
+// beyond InterpTestUtil.h's.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,35 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "InterpTestUtil.h"
 #include "qopt/interp/Array.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Attribute.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::interp::testing {
-
-template <class T>
-Array makeArray(DataType type, Shape shape, const std::vector<T>& values) {
-  Array a(type, std::move(shape));
-  EXPECT_EQ(static_cast<size_t>(a.numel()), values.size()) << "test data size";
-  for (size_t i = 0; i < values.size() && i < static_cast<size_t>(a.numel()); ++i) {
-    a.data<T>()[i] = values[i];
-  }
-  return a;
-}
-
-inline Array floats(Shape shape, const std::vector<float>& values) {
-  return makeArray<float>(DataType::Float, std::move(shape), values);
-}
-
-/// Uniform values in [lo, hi) from a fixed seed.
-inline Array randomFloats(Shape shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  Array a(DataType::Float, std::move(shape));
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = dist(rng);
-  return a;
-}
 
 template <class T>
 Array randomIntegers(DataType type, Shape shape, uint32_t seed, int lo, int hi) {

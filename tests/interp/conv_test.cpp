@@ -102,9 +102,9 @@ TEST_P(ConvReference, MatchesNaiveConvolution) {
   const ConvCase& c = GetParam();
   Shape wShape{c.filters, c.x[1] / c.groups};
   wShape.insert(wShape.end(), c.kernel.begin(), c.kernel.end());
-  Array x = randomFloats(c.x, 1);
-  Array w = randomFloats(wShape, 2);
-  Array b = randomFloats({c.filters}, 3);
+  Array x = randomFloats(c.x, 1, -1.0f, 1.0f);
+  Array w = randomFloats(wShape, 2, -1.0f, 1.0f);
+  Array b = randomFloats({c.filters}, 3, -1.0f, 1.0f);
   const std::vector<double> expected = referenceConv(c, x, w, c.bias ? &b : nullptr);
   for (int threads : {1, 2}) {
     SingleOp op("Conv", 11);
@@ -294,8 +294,8 @@ TEST(Conv, DoubleAndFloat16) {
 }
 
 TEST(Conv, MismatchedChannelsNameTheNode) {
-  Array x = randomFloats({1, 3, 5, 5}, 1);
-  Array w = randomFloats({2, 4, 3, 3}, 2);
+  Array x = randomFloats({1, 3, 5, 5}, 1, -1.0f, 1.0f);
+  Array w = randomFloats({2, 4, 3, 3}, 2, -1.0f, 1.0f);
   try {
     SingleOp("Conv", 11).input(x).input(w).run1();
     FAIL() << "expected an error";
@@ -368,9 +368,9 @@ TEST_P(ConvTransposeReference, MatchesScatterReference) {
   const TransposeCase& c = GetParam();
   Shape wShape{c.x[1], c.filters / c.groups};
   wShape.insert(wShape.end(), c.kernel.begin(), c.kernel.end());
-  Array x = randomFloats(c.x, 4);
-  Array w = randomFloats(wShape, 5);
-  Array b = randomFloats({c.filters}, 6);
+  Array x = randomFloats(c.x, 4, -1.0f, 1.0f);
+  Array w = randomFloats(wShape, 5, -1.0f, 1.0f);
+  Array b = randomFloats({c.filters}, 6, -1.0f, 1.0f);
   const std::vector<double> expected = referenceTranspose(c, x, w, b);
   for (int threads : {1, 2}) {
     Array y = SingleOp("ConvTranspose", 11)

@@ -34,9 +34,9 @@ class GemmReference : public ::testing::TestWithParam<GemmCase> {};
 
 TEST_P(GemmReference, MatchesNaiveProduct) {
   const GemmCase& g = GetParam();
-  Array a = randomFloats(g.transA ? Shape{g.k, g.m} : Shape{g.m, g.k}, 1);
-  Array b = randomFloats(g.transB ? Shape{g.n, g.k} : Shape{g.k, g.n}, 2);
-  Array c = randomFloats(g.c, 3);
+  Array a = randomFloats(g.transA ? Shape{g.k, g.m} : Shape{g.m, g.k}, 1, -1.0f, 1.0f);
+  Array b = randomFloats(g.transB ? Shape{g.n, g.k} : Shape{g.k, g.n}, 2, -1.0f, 1.0f);
+  Array c = randomFloats(g.c, 3, -1.0f, 1.0f);
   std::vector<double> expected(static_cast<size_t>(g.m * g.n));
   const int64_t cRows = g.c.size() == 2 ? g.c[0] : 1;
   const int64_t cCols = g.c.empty() ? 1 : g.c.back();
@@ -73,9 +73,11 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<GemmCase>& info) { return info.param.name; });
 
 TEST(Gemm, MismatchedInnerDimensionIsAnError) {
-  EXPECT_THROW(
-      SingleOp("Gemm", 13).input(randomFloats({2, 3}, 1)).input(randomFloats({4, 2}, 2)).run1(),
-      Error);
+  EXPECT_THROW(SingleOp("Gemm", 13)
+                   .input(randomFloats({2, 3}, 1, -1.0f, 1.0f))
+                   .input(randomFloats({4, 2}, 2, -1.0f, 1.0f))
+                   .run1(),
+               Error);
 }
 
 struct MatMulCase {
@@ -87,8 +89,8 @@ class MatMulReference : public ::testing::TestWithParam<MatMulCase> {};
 
 TEST_P(MatMulReference, FollowsNumpyBroadcasting) {
   const MatMulCase& c = GetParam();
-  Array a = randomFloats(c.a, 4);
-  Array b = randomFloats(c.b, 5);
+  Array a = randomFloats(c.a, 4, -1.0f, 1.0f);
+  Array b = randomFloats(c.b, 5, -1.0f, 1.0f);
   // numpy semantics by hand: promote 1-D operands, broadcast batches.
   Shape a2 = c.a, b2 = c.b;
   if (a2.size() == 1) a2.insert(a2.begin(), 1);
@@ -151,7 +153,10 @@ TEST(MatMul, IntegerTypesWrapAround) {
 
 TEST(MatMul, IncompatibleShapesNameBoth) {
   try {
-    SingleOp("MatMul", 13).input(randomFloats({2, 3}, 1)).input(randomFloats({4, 5}, 2)).run1();
+    SingleOp("MatMul", 13)
+        .input(randomFloats({2, 3}, 1, -1.0f, 1.0f))
+        .input(randomFloats({4, 5}, 2, -1.0f, 1.0f))
+        .run1();
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("[2,3]"), std::string::npos) << e.what();

@@ -53,9 +53,9 @@ TEST(BatchNormalization, TrainingModeIsAClearError) {
 }
 
 TEST(BatchNormalization, ThreadedMatchesSingleThreaded) {
-  Array x = randomFloats({2, 3, 40, 50}, 1);
-  Array s = randomFloats({3}, 2, 0.5f, 2.0f), b = randomFloats({3}, 3), m = randomFloats({3}, 4),
-        v = randomFloats({3}, 5, 0.5f, 2.0f);
+  Array x = randomFloats({2, 3, 40, 50}, 1, -1.0f, 1.0f);
+  Array s = randomFloats({3}, 2, 0.5f, 2.0f), b = randomFloats({3}, 3, -1.0f, 1.0f),
+        m = randomFloats({3}, 4, -1.0f, 1.0f), v = randomFloats({3}, 5, 0.5f, 2.0f);
   auto run = [&](int threads) {
     return values<float>(SingleOp("BatchNormalization", 15)
                              .input(x)
@@ -96,8 +96,9 @@ TEST(LayerNormalization, LastAxisWithMeanAndInvStdDev) {
 }
 
 TEST(LayerNormalization, LeadingAxisWithBroadcastScaleMatchesReference) {
-  Array x = randomFloats({2, 3, 4, 5}, 7);
-  Array scale = randomFloats({4, 1}, 8);  // broadcasts to the normalized shape [3, 4, 5]
+  Array x = randomFloats({2, 3, 4, 5}, 7, -1.0f, 1.0f);
+  Array scale =
+      randomFloats({4, 1}, 8, -1.0f, 1.0f);  // broadcasts to the normalized shape [3, 4, 5]
   std::vector<double> expected(static_cast<size_t>(x.numel()));
   const int64_t inner = 60;
   for (int64_t r = 0; r < 2; ++r) {
@@ -123,8 +124,8 @@ TEST(LayerNormalization, LeadingAxisWithBroadcastScaleMatchesReference) {
 
 TEST(LayerNormalization, ScaleThatDoesNotBroadcastIsAnError) {
   EXPECT_THROW(SingleOp("LayerNormalization", 17)
-                   .input(randomFloats({2, 4}, 1))
-                   .input(randomFloats({3}, 2))
+                   .input(randomFloats({2, 4}, 1, -1.0f, 1.0f))
+                   .input(randomFloats({3}, 2, -1.0f, 1.0f))
                    .run1(),
                Error);
 }

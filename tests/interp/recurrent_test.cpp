@@ -133,12 +133,12 @@ TEST(Lstm, GatesAreInputOutputForgetCellAndPeepholesInputOutputForget) {
 
 // A bidirectional LSTM with unequal lengths and initial states, hidden 5, input 3, batch 2.
 struct LstmInputs {
-  Array x = randomFloats({4, 2, 3}, 1);
+  Array x = randomFloats({4, 2, 3}, 1, -1.0f, 1.0f);
   Array w = randomFloats({2, 20, 3}, 2, -0.6f, 0.6f);
   Array r = randomFloats({2, 20, 5}, 3, -0.5f, 0.5f);
   Array b = randomFloats({2, 40}, 4, -0.3f, 0.3f);
-  Array h0 = randomFloats({2, 2, 5}, 5);
-  Array c0 = randomFloats({2, 2, 5}, 6);
+  Array h0 = randomFloats({2, 2, 5}, 5, -1.0f, 1.0f);
+  Array c0 = randomFloats({2, 2, 5}, 6, -1.0f, 1.0f);
   Array p = randomFloats({2, 15}, 7, -0.5f, 0.5f);
 };
 
@@ -235,9 +235,9 @@ TEST(Lstm, HiddenSizeDefaultsToRsLastDimension) {
 }
 
 TEST(Gru, Float16AndDoubleFollowFloat) {
-  Array x = randomFloats({3, 2, 4}, 11), w = randomFloats({2, 9, 4}, 12, -0.5f, 0.5f),
-        r = randomFloats({2, 9, 3}, 13, -0.5f, 0.5f), b = randomFloats({2, 18}, 14),
-        h0 = randomFloats({2, 2, 3}, 15);
+  Array x = randomFloats({3, 2, 4}, 11, -1.0f, 1.0f), w = randomFloats({2, 9, 4}, 12, -0.5f, 0.5f),
+        r = randomFloats({2, 9, 3}, 13, -0.5f, 0.5f), b = randomFloats({2, 18}, 14, -1.0f, 1.0f),
+        h0 = randomFloats({2, 2, 3}, 15, -1.0f, 1.0f);
   auto run = [&](DataType type) {
     auto as = [type](const Array& a) { return type == DataType::Float ? a : converted(a, type); };
     return SingleOp("GRU", 14)
@@ -289,9 +289,9 @@ TEST(Recurrent, EmptyDimensionsGiveEmptyOrZeroOutputs) {
   };
   for (Dims d : {Dims{0, 2, 4}, Dims{2, 0, 4}, Dims{2, 1, 0}}) {
     std::vector<Array> out = SingleOp("GRU", 14)
-                                 .input(randomFloats({d.seq, d.batch, 3}, 1))
-                                 .input(randomFloats({1, 3 * d.hidden, 3}, 2))
-                                 .input(randomFloats({1, 3 * d.hidden, d.hidden}, 3))
+                                 .input(randomFloats({d.seq, d.batch, 3}, 1, -1.0f, 1.0f))
+                                 .input(randomFloats({1, 3 * d.hidden, 3}, 2, -1.0f, 1.0f))
+                                 .input(randomFloats({1, 3 * d.hidden, d.hidden}, 3, -1.0f, 1.0f))
                                  .outputs({true, true})
                                  .run();
     EXPECT_EQ(out[0].shape(), (Shape{d.seq, 1, d.batch, d.hidden}));
@@ -326,7 +326,9 @@ TEST_P(RecurrentErrors, AreInputErrorsNamingTheNode) {
 std::function<void(SingleOp&)> rnn(std::function<void(SingleOp&)> rest, Shape w = {1, 4, 3},
                                    Shape r = {1, 4, 4}) {
   return [=](SingleOp& op) {
-    op.input(randomFloats({2, 1, 3}, 1)).input(randomFloats(w, 2)).input(randomFloats(r, 3));
+    op.input(randomFloats({2, 1, 3}, 1, -1.0f, 1.0f))
+        .input(randomFloats(w, 2, -1.0f, 1.0f))
+        .input(randomFloats(r, 3, -1.0f, 1.0f));
     rest(op);
   };
 }
@@ -350,24 +352,25 @@ INSTANTIATE_TEST_SUITE_P(
                        op.attr(Attribute::makeStrings("activations", {"Tanh", "Tanh", "Tanh"}));
                      })},
         BadRecurrent{"bias_shape", "B must have shape [1,8]", rnn([](SingleOp& op) {
-                       op.input(randomFloats({1, 4}, 4));
+                       op.input(randomFloats({1, 4}, 4, -1.0f, 1.0f));
                      })},
         BadRecurrent{"length_too_long", "sequence_lens[0] is 3",
                      rnn([](SingleOp& op) { op.absent().input(lengths({3})); })},
         BadRecurrent{"initial_h_shape", "initial_h must have shape [1,1,4]", rnn([](SingleOp& op) {
-                       op.absent().absent().input(randomFloats({1, 2, 4}, 5));
+                       op.absent().absent().input(randomFloats({1, 2, 4}, 5, -1.0f, 1.0f));
                      })},
         BadRecurrent{"mixed_types", "W is FLOAT16 but X is FLOAT",
                      [](SingleOp& op) {
-                       op.input(randomFloats({2, 1, 3}, 1))
-                           .input(converted(randomFloats({1, 4, 3}, 2), DataType::Float16))
-                           .input(randomFloats({1, 4, 4}, 3));
+                       op.input(randomFloats({2, 1, 3}, 1, -1.0f, 1.0f))
+                           .input(converted(randomFloats({1, 4, 3}, 2, -1.0f, 1.0f),
+                                            DataType::Float16))
+                           .input(randomFloats({1, 4, 4}, 3, -1.0f, 1.0f));
                      }},
         BadRecurrent{"x_rank", "X must have rank 3",
                      [](SingleOp& op) {
-                       op.input(randomFloats({2, 3}, 1))
-                           .input(randomFloats({1, 4, 3}, 2))
-                           .input(randomFloats({1, 4, 4}, 3));
+                       op.input(randomFloats({2, 3}, 1, -1.0f, 1.0f))
+                           .input(randomFloats({1, 4, 3}, 2, -1.0f, 1.0f))
+                           .input(randomFloats({1, 4, 4}, 3, -1.0f, 1.0f));
                      }},
         BadRecurrent{"layout", "layout must be 0 or 1",
                      rnn([](SingleOp& op) { op.attr("layout", int64_t{2}); })},
