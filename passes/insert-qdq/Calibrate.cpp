@@ -6,7 +6,6 @@
 #include <cctype>
 #include <functional>
 
-#include "../fold-constants/ConstantValue.h"
 #include "QdqEmitter.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/ir/Error.h"
@@ -80,8 +79,10 @@ std::string typeWord(DataType type) {
 
 std::vector<quant::AutoChoice> chooseAutoRanges(
     const Model& model, const std::vector<ActivationSite>& activations,
-    const std::vector<WeightSite>& weights, const CalibrationRun& run,
-    const quant::CalibratorSpec& spec, ActivationScheme scheme, quant::AutoOutputCheck* check) {
+    const std::vector<WeightSite>& weights,
+    const std::map<std::pair<const Value*, int64_t>, QuantizedWeight>& planned,
+    const CalibrationRun& run, const quant::CalibratorSpec& spec, ActivationScheme scheme,
+    quant::AutoOutputCheck* check) {
   std::vector<quant::AutoTensor> tensors;
   for (const ActivationSite& site : activations) {
     auto found = run.statistics.find(site.value->name());
@@ -99,12 +100,10 @@ std::vector<quant::AutoChoice> chooseAutoRanges(
   }
   quant::QuantizedWeights quantized;
   for (const WeightSite& site : weights) {
-    std::optional<Tensor> tensor = fold::constantOf(site.weight);
-    if (!tensor) continue;  // the emitter reports it
-    std::string what = fmt::format("weight '{}' of {}", site.weight->name(), site.node->describe());
-    quantized.emplace(
-        std::make_pair(static_cast<const Node*>(site.node), site.input),
-        dequantizedWeight(quantizeWeight(*tensor, site.axis, what), floatTypeOf(site.weight)));
+    auto found = planned.find({site.weight, site.axis});
+    if (found == planned.end()) continue;  // not a constant: the emitter reports it
+    quantized.emplace(std::make_pair(static_cast<const Node*>(site.node), site.input),
+                      dequantizedWeight(found->second, floatTypeOf(site.weight)));
   }
   return quant::chooseAutoRanges(
       model, tensors, spec, quantized, run.kept,

@@ -43,14 +43,14 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
 std::string typeWord(DataType type);
 
 /// calibrator=auto's choice for every planned activation, in plan order, judged on run.kept with
-/// the planned weights quantized as insert-qdq quantizes them (biases stay float in the probe).
-std::vector<quant::AutoChoice> chooseAutoRanges(const Model& model,
-                                                const std::vector<ActivationSite>& activations,
-                                                const std::vector<WeightSite>& weights,
-                                                const CalibrationRun& run,
-                                                const quant::CalibratorSpec& spec,
-                                                ActivationScheme scheme,
-                                                quant::AutoOutputCheck* check = nullptr);
+/// the planned weights as `quantized` holds them (by weight and axis; biases stay float in the
+/// probe).
+std::vector<quant::AutoChoice> chooseAutoRanges(
+    const Model& model, const std::vector<ActivationSite>& activations,
+    const std::vector<WeightSite>& weights,
+    const std::map<std::pair<const Value*, int64_t>, QuantizedWeight>& quantized,
+    const CalibrationRun& run, const quant::CalibratorSpec& spec, ActivationScheme scheme,
+    quant::AutoOutputCheck* check = nullptr);
 
 /// `choice`: what calibrator=auto chose and why (nullptr for the other calibrators).
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,

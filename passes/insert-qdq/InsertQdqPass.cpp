@@ -23,6 +23,7 @@
 #include "Placement.h"
 #include "QdqEmitter.h"
 #include "QuantParams.h"
+#include "WeightRounding.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
@@ -31,6 +32,8 @@ namespace qopt {
 namespace {
 
 using quant::CalibratorKind;
+
+enum class WeightRounding { Nearest, Gptq };
 
 std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {
   return {{CalibratorKind::Max, "max"},
@@ -74,7 +77,7 @@ class InsertQdqPass : public Pass {
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     for (const char* name : {"nodes-quantized", "activation-qdq-pairs", "weights-quantized",
-                             "biases-quantized", "nodes-excluded"}) {
+                             "biases-quantized", "nodes-excluded", "weights-gptq"}) {
       result.statistics[name] = 0;
     }
     Target target = target_.resolve(context);
@@ -136,12 +139,32 @@ class InsertQdqPass : public Pass {
     qdq::ActivationScheme scheme = fp8()       ? qdq::ActivationScheme::Float8
                                    : ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
                                                : qdq::ActivationScheme::SignedSymmetric;
+    // Every weight quantized once, rounded to nearest: auto's probe judges the activation ranges
+    // with these; GPTQ then rounds them again knowing the activation scales.
+    qdq::PlannedWeights plannedWeights = qdq::quantizePlannedWeights(plan.weights, *precision_);
     std::vector<quant::AutoChoice> choices;
     if (automatic) {
       quant::AutoOutputCheck check;
-      choices = qdq::chooseAutoRanges(model, plan.activations, plan.weights, calibration, spec,
-                                      scheme, &check);
+      choices = qdq::chooseAutoRanges(model, plan.activations, plan.weights, plannedWeights,
+                                      calibration, spec, scheme, &check);
       if (check.run) result.note("model", quant::describeOutputCheck(check));
+    }
+
+    auto paramsOf = [&](size_t a) {
+      const quant::TensorStatistics& stats = statisticsOf(calibration, plan.activations[a], model);
+      return automatic ? qdq::activationParamsForAmax(stats, choices[a].amax, scheme)
+                       : qdq::activationParams(stats, spec, scheme);
+    };
+    if (*weightRounding_ == WeightRounding::Gptq) {
+      // An integer grid's rounding error is uniform over one step: variance scale^2 / 12. FP8's
+      // is relative to the value and small; GPTQ's dampening covers it.
+      std::unordered_map<const Value*, double> inputNoise;
+      for (size_t a = 0; a < plan.activations.size() && !fp8(); ++a) {
+        const double scale = paramsOf(a).scale;
+        inputNoise[plan.activations[a].value] = scale * scale / 12.0;
+      }
+      qdq::roundPlannedWeights(plannedWeights, model, plan.weights, *precision_, inputNoise,
+                               context, static_cast<size_t>(*samples_), result, name());
     }
 
     std::vector<quant::ScaleEntry> scaleEntries;
@@ -152,17 +175,9 @@ class InsertQdqPass : public Pass {
 
     for (size_t a = 0; a < plan.activations.size(); ++a) {
       const qdq::ActivationSite& site = plan.activations[a];
-      auto found = calibration.statistics.find(site.value->name());
-      if (found == calibration.statistics.end()) {
-        throw Error(ErrorKind::Internal, model.sourcePath,
-                    fmt::format("tensor '{}'", site.value->name()),
-                    "calibration returned no statistics for it");
-      }
-      const quant::TensorStatistics& stats = found->second;
+      const quant::TensorStatistics& stats = statisticsOf(calibration, site, model);
       const quant::AutoChoice* choice = automatic ? &choices[a] : nullptr;
-      qdq::ActivationParams params = choice != nullptr
-                                         ? qdq::activationParamsForAmax(stats, choice->amax, scheme)
-                                         : qdq::activationParams(stats, spec, scheme);
+      qdq::ActivationParams params = paramsOf(a);
       std::string subject = fmt::format("tensor '{}'", site.value->name());
       if (choice != nullptr) result.note(subject, quant::describeAutoChoice(*choice));
       if (stats.nonFinite() > 0) {
@@ -190,10 +205,13 @@ class InsertQdqPass : public Pass {
       auto key = std::make_pair(static_cast<const Value*>(site.weight), site.axis);
       auto it = weights.find(key);
       if (it == weights.end()) {
-        std::optional<Tensor> tensor = fold::constantOf(site.weight);
         std::string what =
             fmt::format("weight '{}' of {}", site.weight->name(), site.node->describe());
-        qdq::QuantizedWeight quantized = qdq::quantizeWeight(*tensor, site.axis, what, *precision_);
+        auto planned = plannedWeights.find(key);
+        if (planned == plannedWeights.end()) {
+          throw Error(ErrorKind::Input, model.sourcePath, what, "is not a constant");
+        }
+        qdq::QuantizedWeight quantized = std::move(planned->second);
         if (quantized.zeroChannels > 0) {
           result.note(what, fmt::format("{} channel(s) are all 0: scale {} for them",
                                         quantized.zeroChannels, qdq::kZeroRangeScale));
@@ -205,9 +223,10 @@ class InsertQdqPass : public Pass {
         it = weights.emplace(key, std::make_pair(dequantized, std::move(quantized))).first;
         result.statistics.add("weights-quantized");
         const std::string type = qdq::typeWord(*precision_);
-        result.applied(what, site.axis >= 0
-                                 ? fmt::format("{} per channel on axis {}", type, site.axis)
-                                 : fmt::format("{} per tensor", type));
+        std::string how = site.axis >= 0 ? fmt::format("{} per channel on axis {}", type, site.axis)
+                                         : fmt::format("{} per tensor", type);
+        if (!it->second.second.rounding.empty()) how += "; " + it->second.second.rounding;
+        result.applied(what, how);
       }
       if (redirected.count(site.weight) == 0) weightOrder.push_back(site.weight);
       redirected[site.weight].push_back({site.node, static_cast<uint32_t>(site.input)});
@@ -270,6 +289,18 @@ class InsertQdqPass : public Pass {
   CalibratorKind calibratorKind() const {
     if (fp8() && !calibrator_.isExplicit()) return CalibratorKind::Max;
     return *calibrator_;
+  }
+
+  static const quant::TensorStatistics& statisticsOf(const qdq::CalibrationRun& calibration,
+                                                     const qdq::ActivationSite& site,
+                                                     const Model& model) {
+    auto found = calibration.statistics.find(site.value->name());
+    if (found == calibration.statistics.end()) {
+      throw Error(ErrorKind::Internal, model.sourcePath,
+                  fmt::format("tensor '{}'", site.value->name()),
+                  "calibration returned no statistics for it");
+    }
+    return found->second;
   }
 
   static Node* firstUser(const Value* value, const std::unordered_map<const Node*, size_t>& order) {
@@ -380,6 +411,15 @@ class InsertQdqPass : public Pass {
       "Quantized type: int8, or fp8 (float8 E4M3FN, scale amax/448, opset 19; TensorRT on compute "
       "capability 8.9 or newer)",
       {{DataType::Int8, "int8"}, {DataType::Float8E4M3FN, "fp8"}}};
+  EnumOption<WeightRounding> weightRounding_{
+      *this,
+      "weight-rounding",
+      WeightRounding::Nearest,
+      "How weights get their codes at their per-channel max scales: nearest, or gptq (with "
+      "--calib-data: each input row rounded in turn, its error spread over the rows left, so "
+      "the layer's output on the calibration data moves least; bias-correct then has little "
+      "left to correct)",
+      {{WeightRounding::Gptq, "gptq"}, {WeightRounding::Nearest, "nearest"}}};
   Option<double> percentile_{*this, "percentile", 99.99,
                              "Percentile of |x| for calibrator=percentile"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};

@@ -88,14 +88,27 @@ QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::st
       ++out.zeroChannels;
     }
   }
-  const std::vector<int64_t>& dims = weight.dims();
+  setWeightCodes(out, weight.dims(), weight.toDoubles(), type);
+  return out;
+}
+
+double nearestOnGrid(double unit, DataType type) {
+  if (const std::optional<Float8Format> float8 = float8Format(type)) {
+    return float8ToDouble(doubleToFloat8(unit, *float8, /*saturate=*/true), *float8);
+  }
+  return std::clamp(roundHalfEven(unit), -127.0, 127.0);
+}
+
+void setWeightCodes(QuantizedWeight& weight, const std::vector<int64_t>& dims,
+                    const std::vector<double>& w, DataType type) {
+  const std::optional<Float8Format> float8 = float8Format(type);
   // Elements are laid out as [outer, channel, inner] around the quantized axis.
+  const int64_t axis = weight.axis;
   int64_t channels = axis < 0 ? 1 : dims[static_cast<size_t>(axis)];
   int64_t inner = 1;
   if (axis >= 0) {
     for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) inner *= dims[d];
   }
-  std::vector<double> w = weight.toDoubles();
   auto channelOf = [&](size_t i) {
     return axis < 0 ? 0 : static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
   };
@@ -104,20 +117,19 @@ QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::st
     // a hair above it, which must not become NaN.
     std::vector<std::byte> codes(w.size());
     for (size_t i = 0; i < w.size(); ++i) {
-      const double scaled = w[i] / static_cast<double>(out.scales[channelOf(i)]);
+      const double scaled = w[i] / static_cast<double>(weight.scales[channelOf(i)]);
       codes[i] = static_cast<std::byte>(doubleToFloat8(scaled, *float8, /*saturate=*/true));
     }
-    out.values = Tensor(type, dims);
-    out.values.setRawBytes(std::move(codes));
-    return out;
+    weight.values = Tensor(type, dims);
+    weight.values.setRawBytes(std::move(codes));
+    return;
   }
   std::vector<int8_t> q(w.size());
   for (size_t i = 0; i < w.size(); ++i) {
-    double scaled = roundHalfEven(w[i] / static_cast<double>(out.scales[channelOf(i)]));
+    double scaled = roundHalfEven(w[i] / static_cast<double>(weight.scales[channelOf(i)]));
     q[i] = static_cast<int8_t>(std::clamp(scaled, -127.0, 127.0));
   }
-  out.values = Tensor::fromPod<int8_t>(DataType::Int8, dims, q);
-  return out;
+  weight.values = Tensor::fromPod<int8_t>(DataType::Int8, dims, q);
 }
 
 Tensor dequantizedWeight(const QuantizedWeight& weight, DataType type) {

@@ -57,6 +57,7 @@ struct QuantizedWeight {
   std::vector<float> scales;  // amax / 127 or / 448 (kZeroRangeScale for an all-zero channel)
   int64_t axis = -1;          // -1: per tensor
   int64_t zeroChannels = 0;   // channels whose weights are all 0
+  std::string rounding;       // how the codes were chosen, when not round to nearest
 };
 
 /// Symmetric quantization of a float weight along `axis` (-1: per tensor) with each channel's
@@ -65,6 +66,14 @@ struct QuantizedWeight {
 /// naming `what` for a non-float weight or a bad axis.
 QuantizedWeight quantizeWeight(const Tensor& weight, int64_t axis, const std::string& what,
                                DataType type = DataType::Int8);
+/// The value nearest to `unit` (a weight divided by its scale) that a weight code of `type`
+/// (Int8: [-127, 127]; Float8E4M3FN, saturating) stands for.
+double nearestOnGrid(double unit, DataType type);
+/// Sets the codes of `weight` (its axis and scales already chosen) from the values `w` of a
+/// weight of dims `dims`, each rounded at its channel's scale as quantizeWeight rounds: values on
+/// the grid (multiples of the scale) keep their codes exactly.
+void setWeightCodes(QuantizedWeight& weight, const std::vector<int64_t>& dims,
+                    const std::vector<double>& w, DataType type);
 /// The float values a quantized weight stands for (what its DequantizeLinear yields): q * scale
 /// in float32, then in `type` (float, float16 or bfloat16).
 Tensor dequantizedWeight(const QuantizedWeight& weight, DataType type);

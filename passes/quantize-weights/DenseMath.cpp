@@ -30,6 +30,15 @@ void useEveryCore() {
 
 }  // namespace
 
+SingleThreaded::SingleThreaded() {
+  useEveryCore();  // once, so that it does not undo this later
+  openblas_set_num_threads(1);
+}
+
+SingleThreaded::~SingleThreaded() {
+  openblas_set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
+
 void addGramUpper(const double* x, int64_t rows, int64_t k, std::vector<double>& g) {
   if (rows <= 0 || k <= 0) return;
   useEveryCore();

@@ -8,6 +8,17 @@
 
 namespace qopt::wq::dense {
 
+/// While alive, OpenBLAS runs its products on the calling thread only: for many small products
+/// between other work (the Gram matrices of a model run), where its idle threads would spin
+/// against that work.
+class SingleThreaded {
+ public:
+  SingleThreaded();
+  ~SingleThreaded();
+  SingleThreaded(const SingleThreaded&) = delete;
+  SingleThreaded& operator=(const SingleThreaded&) = delete;
+};
+
 /// X^T X for the rows x k row-major X: k x k, both triangles filled.
 std::vector<double> gram(const double* x, int64_t rows, int64_t k);
 

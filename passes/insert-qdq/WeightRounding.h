@@ -1,0 +1,101 @@
+// Output-aware rounding of the weights insert-qdq quantizes: GPTQ (Frantar et al. 2023) at the
+// per-channel scales that round to nearest chooses. A layer's output error on its calibration
+// inputs X is sum over output channels n of dw_n^T H dw_n with H = X^T X; rounding the input
+// rows one after another and spreading each row's rounding error over the rows not yet rounded
+// (weighted by H^-1) makes the errors of correlated inputs cancel. Round to nearest ignores H:
+// a depthwise 3x3 kernel whose centre dominates (a re-parameterized identity branch) rounds its
+// small neighbours to a few levels, and on an image, whose neighbouring pixels are nearly equal,
+// those errors add up instead of cancelling. The scales and codes stay what TensorRT reads: only
+// which code each weight gets changes.
+//
+// The rows X: a Conv's im2col patches per group (1-D and 2-D convolutions, any stride, dilation,
+// padding or auto_pad), the last-dim vectors of a MatMul's or Gemm's activation input. At most
+// kMaxGramRowsPerSample rows per sample and group are kept, evenly spaced, so large feature maps
+// cost what small ones do.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "Placement.h"
+#include "QuantParams.h"
+#include "qopt/ir/Graph.h"
+#include "qopt/pass/Pass.h"
+#include "qopt/pass/PassContext.h"
+
+namespace qopt::qdq {
+
+inline constexpr int64_t kMaxGramRowsPerSample = 4096;
+/// GPTQ rounds a weight only when its layer saw at least this many rows per input (row width k).
+inline constexpr int64_t kMinRowsPerInput = 4;
+
+/// What a weight multiplies, per group of the weight (a Conv's groups; one for Gemm and
+/// MatMul): H = X^T X over the rows X of that group (k x k, row-major, symmetric).
+struct InputGram {
+  int64_t k = 0;
+  int64_t rows = 0;  // rows summed into each group's H
+  std::vector<std::vector<double>> grams;
+};
+
+/// Why GPTQ cannot round the weight of `site` ("" when it can): a Conv with a 3-D or 4-D weight
+/// at input 1, a Gemm, or a MatMul with a 2-D weight at input 1, quantized per output channel or
+/// per tensor.
+std::string gptqUnsupported(const WeightSite& site);
+
+/// The InputGram of each of `sites` (those gptqUnsupported accepts), keyed by index into
+/// `sites`, from running `model` on at most `limit` samples (0: all) of --calib-data. A site
+/// whose input has another shape at run time than its weight needs is left out, with its reason
+/// in `skipped`.
+std::map<size_t, InputGram> captureInputGrams(const Model& model,
+                                              const std::vector<WeightSite>& sites,
+                                              PassContext& context, size_t limit,
+                                              std::map<size_t, std::string>& skipped,
+                                              size_t& samples);
+
+/// Adds `other` into `into` (same weight read by several layers: their output errors add up);
+/// false when the two do not have the same groups and row width.
+bool addGram(InputGram& into, const InputGram& other);
+
+struct GptqOutcome {
+  double nearestError = 0;  // sum_n dw_n^T H dw_n with round to nearest
+  double gptqError = 0;     // and with the codes GPTQ chose (never more: else nearest is kept)
+};
+
+/// Replaces the codes of `quantized` (from quantizeWeight on `weight`, whose scales it keeps) by
+/// GPTQ's, against H plus the input's quantization noise (variance `inputNoise` per element).
+/// nullopt, with `why`, when H cannot be factored.
+std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite& site,
+                                         const InputGram& gram, DataType type, double inputNoise,
+                                         QuantizedWeight& quantized, std::string& why);
+
+/// Every weight of `sites` quantized once per (weight, axis) to `type`, rounded to nearest.
+using PlannedWeights = std::map<std::pair<const Value*, int64_t>, QuantizedWeight>;
+PlannedWeights quantizePlannedWeights(const std::vector<WeightSite>& sites, DataType type);
+
+/// The codes of `planned` chosen again by GPTQ where --calib-data is given (at most `limit`
+/// samples, 0: all) and the layer allows it; `inputNoise` holds the variance of the
+/// quantization error of each quantized layer input (scale^2 / 12 for an integer grid). Remarks
+/// (why a weight keeps round to nearest, the error GPTQ saved) go to `result`, naming `passName`.
+void roundPlannedWeights(PlannedWeights& planned, const Model& model,
+                         const std::vector<WeightSite>& sites, DataType type,
+                         const std::unordered_map<const Value*, double>& inputNoise,
+                         PassContext& context, size_t limit, PassResult& result,
+                         const std::string& passName);
+
+/// GPTQ on one K x N row-major matrix w (row = input, column = output channel with scale
+/// scales[n]) against the k x k H: the values (multiples of each column's scale on `type`'s
+/// grid) it rounds w to, rows in act order (largest H_kk first). Empty when H cannot be factored.
+std::vector<double> gptqColumns(const std::vector<double>& w, int64_t k, int64_t n,
+                                const std::vector<double>& h, const std::vector<double>& scales,
+                                DataType type);
+
+/// sum over columns n of d_n^T H d_n for the K x N row-major d.
+double outputError(const std::vector<double>& h, const std::vector<double>& d, int64_t k,
+                   int64_t n);
+
+}  // namespace qopt::qdq
