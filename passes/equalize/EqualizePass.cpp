@@ -29,6 +29,7 @@
 #include "ChannelStatistics.h"
 #include "DepthwiseInputs.h"
 #include "LayerPairs.h"
+#include "qopt/analysis/ChannelAffine.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
@@ -72,6 +73,13 @@ class EqualizePass : public Pass {
   }
 
  private:
+  // What a change of the first layer's output channels reaches: its output and the activation's.
+  static std::vector<const Value*> affectedByFirst(const LayerPair& pair) {
+    std::vector<const Value*> values{pair.preActivation};
+    if (pair.activation != nullptr) values.push_back(pair.activation->output(0));
+    return values;
+  }
+
   static std::string subjectOf(const LayerPair& pair) {
     return fmt::format("{} -> {}", pair.first->node().describe(), pair.second->node().describe());
   }
@@ -80,6 +88,14 @@ class EqualizePass : public Pass {
                           PassResult& result) {
     equalize::EqualizeOutcome outcome =
         equalize::equalizePairs(found.pairs, static_cast<int>(*maxSweeps_), kSweepTolerance);
+    // The first layer's output channels are scaled (weights and bias alike), and so is the
+    // activation after it (positive homogeneous).
+    for (const LayerPair& pair : found.pairs) {
+      for (const Value* changed : affectedByFirst(pair)) {
+        analysis::recordChannelAffine(context, changed->name(), pair.first->channelAxis(),
+                                      pair.outputFactor);
+      }
+    }
     result.statistics["sweeps"] = outcome.sweeps;
     if (!outcome.converged) {
       result.statistics.add("sweeps-capped");
@@ -123,13 +139,13 @@ class EqualizePass : public Pass {
       return layers.get(node, why);
     };
     for (equalize::DepthwiseGroup& group : groups) {
-      balanceGroup(group, stats[group.input], lookup, result);
+      balanceGroup(group, stats[group.input], lookup, context, result);
     }
     for (const auto& layer : layers.layers()) layer->writeBack();
   }
 
   void balanceGroup(equalize::DepthwiseGroup& group, const equalize::ChannelStatistics& stats,
-                    const smooth::LayerLookup& lookup, PassResult& result) {
+                    const smooth::LayerLookup& lookup, PassContext& context, PassResult& result) {
     const equalize::LinearLayer& first = *group.layers[0];
     std::string subject = fmt::format("tensor '{}'", group.input->name());
     if (stats.channels != first.inputChannels()) {
@@ -143,8 +159,8 @@ class EqualizePass : public Pass {
 
     std::vector<Node*> readers;
     for (equalize::LinearLayer* layer : group.layers) readers.push_back(&layer->node());
-    smooth::Division division =
-        smooth::divideFor(group.input, smooth::factorShape(group.input, first), s, readers, lookup);
+    smooth::Division division = smooth::divideFor(
+        group.input, smooth::factorShape(group.input, first), s, readers, lookup, context);
     result.statistics.add(division.folded ? "depthwise-folded" : "depthwise-mul-inserted");
     for (equalize::LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
     result.statistics.add("depthwise-balanced", static_cast<int64_t>(group.layers.size()));
@@ -211,6 +227,12 @@ class EqualizePass : public Pass {
       int64_t channels = std::count_if(shift.begin(), shift.end(), [](double c) { return c > 0; });
       if (channels == 0) continue;
       equalize::absorbShift(*pair, shift);
+      std::vector<double> minus(shift.size()), one(shift.size(), 1.0);
+      for (size_t c = 0; c < shift.size(); ++c) minus[c] = -shift[c];
+      for (const Value* changed : affectedByFirst(*pair)) {
+        analysis::recordChannelAffine(context, changed->name(), pair->first->channelAxis(), one,
+                                      minus);
+      }
       pair->first->writeBack();
       pair->second->writeBack();
       result.statistics.add("pairs-absorbed");

@@ -119,6 +119,8 @@ EqualizeOutcome equalizePairs(std::vector<LayerPair>& pairs, int maxSweeps, doub
         largest = std::max(largest, std::fabs(s[i] - 1.0));
       }
       pair.first->scaleOutputChannels(inverse);
+      if (pair.outputFactor.empty()) pair.outputFactor.assign(inverse.size(), 1.0);
+      for (size_t i = 0; i < inverse.size(); ++i) pair.outputFactor[i] *= inverse[i];
       pair.second->scaleInputChannels(s);
     }
     outcome.largestLastChange = largest;

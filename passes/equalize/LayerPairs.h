@@ -29,6 +29,8 @@ struct LayerPair {
   LinearLayer* second = nullptr;
   Node* activation = nullptr;      // Relu or an unbounded Clip; nullptr when none
   Value* preActivation = nullptr;  // the first layer's output
+  /// What equalizePairs multiplied the first layer's output channels by, over all sweeps.
+  std::vector<double> outputFactor;
 };
 
 /// The layers and pairs of a graph; a layer in two pairs (a chain) is one object.

@@ -1,5 +1,7 @@
 #include "ScaleFolding.h"
 
+#include "qopt/analysis/ChannelAffine.h"
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -280,7 +282,8 @@ Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double>
 }
 
 Division divideFor(Value* x, const FactorShape& shape, std::span<const double> scales,
-                   const std::vector<Node*>& readers, const LayerLookup& layers) {
+                   const std::vector<Node*>& readers, const LayerLookup& layers,
+                   PassContext& context) {
   bool onlyThem = !x->isGraphOutput();
   for (const Use& use : x->uses()) {
     onlyThem = onlyThem && use.index == 0 &&
@@ -292,11 +295,20 @@ Division divideFor(Value* x, const FactorShape& shape, std::span<const double> s
   if (onlyThem) steps = planFold(x, shape, layers, why);
   if (!steps.empty()) {
     applyFold(steps, shape, scales);
-    return {true, "folded into " + describeFold(steps)};
+    Division division{true, "folded into " + describeFold(steps), {}};
+    std::vector<double> inverse(scales.size());
+    for (size_t c = 0; c < scales.size(); ++c) inverse[c] = 1.0 / scales[c];
+    for (const FoldStep& step : steps) {
+      Value* divided = step.node->output(0);
+      division.divided.push_back(divided);
+      analysis::recordChannelAffine(context, divided->name(), shape.axis, inverse);
+    }
+    return division;
   }
   Node* mul = insertScaleMul(x, shape, scales, readers);
   return {false,
-          fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why)};
+          fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why),
+          {}};
 }
 
 }  // namespace qopt::smooth

@@ -20,6 +20,7 @@
 
 #include "../equalize/LinearLayer.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/pass/PassContext.h"
 
 namespace qopt::smooth {
 
@@ -71,12 +72,17 @@ Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double>
 struct Division {
   bool folded = false;  // into what computes x; else a Mul was inserted
   std::string where;    // "folded into ..." or "inserted ... (costs an elementwise kernel: why)"
+  /// Folded: x and every tensor the fold went through, each now divided by the factors along
+  /// the factor shape's axis (what analysis::recordChannelAffine records).
+  std::vector<Value*> divided;
 };
 
 /// Divides x by `scales` for `readers` (the layers reading it at input 0, which the caller
 /// rescales): folded into what computes x when nothing else reads x and planFold finds a way,
-/// else by a Mul inserted before them.
+/// else by a Mul inserted before them. Folded, the division is recorded in `context` (see
+/// qopt/analysis/ChannelAffine.h) for verify.
 Division divideFor(Value* x, const FactorShape& shape, std::span<const double> scales,
-                   const std::vector<Node*>& readers, const LayerLookup& layers);
+                   const std::vector<Node*>& readers, const LayerLookup& layers,
+                   PassContext& context);
 
 }  // namespace qopt::smooth

@@ -104,7 +104,9 @@ class SmoothPass : public Pass {
     std::map<const Value*, equalize::ChannelStatistics> stats = equalize::collectChannelStatistics(
         model, requests, context, static_cast<size_t>(std::max<int64_t>(0, *samples_)), name());
 
-    for (Group& group : groups) smoothGroup(group, stats[group.input], fixedAlpha, lookup, result);
+    for (Group& group : groups) {
+      smoothGroup(group, stats[group.input], fixedAlpha, lookup, context, result);
+    }
     for (const auto& layer : layers.layers()) layer->writeBack();
     result.changed = result.statistics.get("layers-smoothed") > 0;
     return result;
@@ -163,7 +165,7 @@ class SmoothPass : public Pass {
 
   void smoothGroup(Group& group, const equalize::ChannelStatistics& stats,
                    std::optional<double> fixedAlpha, const smooth::LayerLookup& lookup,
-                   PassResult& result) {
+                   PassContext& context, PassResult& result) {
     const int64_t channels = group.layers[0]->inputChannels();
     std::string subject = fmt::format("tensor '{}'", group.input->name());
     if (stats.channels != channels) {
@@ -193,8 +195,9 @@ class SmoothPass : public Pass {
 
     std::vector<Node*> readers;
     for (LinearLayer* layer : group.layers) readers.push_back(&layer->node());
-    smooth::Division division = smooth::divideFor(
-        group.input, smooth::factorShape(group.input, *group.layers[0]), s, readers, lookup);
+    smooth::Division division =
+        smooth::divideFor(group.input, smooth::factorShape(group.input, *group.layers[0]), s,
+                          readers, lookup, context);
     result.statistics.add(division.folded ? "folded" : "mul-inserted");
     for (LinearLayer* layer : group.layers) layer->scaleInputChannels(s);
     result.statistics.add("layers-smoothed", static_cast<int64_t>(group.layers.size()));

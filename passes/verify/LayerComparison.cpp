@@ -63,7 +63,8 @@ class ReferenceCapture : public interp::CaptureObserver {
       const TensorPair& pair = pairs_[it->second];
       const interp::Array* actual = current_.find(pair.actual);
       if (actual == nullptr || actual->shape() != array.shape()) continue;
-      queue_.push(layers_[it->second], array, *actual, fmt::format("tensor '{}'", pair.tensor));
+      queue_.push(layers_[it->second], array, pair.affine ? pair.affine->undo(*actual) : *actual,
+                  fmt::format("tensor '{}'", pair.tensor));
     }
   }
 

@@ -6,7 +6,8 @@
 
 namespace qopt::verify {
 
-TensorMatch matchTensors(const Graph& original, const Graph& current, const NameMap& names) {
+TensorMatch matchTensors(const Graph& original, const Graph& current, const NameMap& names,
+                         const std::map<std::string, analysis::ChannelAffine>& affines) {
   TensorMatch match;
   // When a pass fuses nodes (Conv + BatchNormalization), several original tensors follow the one
   // value that now computes the last of them: only that last one is compared, the others were
@@ -34,6 +35,7 @@ TensorMatch matchTensors(const Graph& original, const Graph& current, const Name
       const Node* producer = actual->producer() ? actual->producer() : node;
       pair.node = analysis::layerName(*producer);
       pair.op = producer->opType();
+      if (auto a = affines.find(pair.actual->name()); a != affines.end()) pair.affine = a->second;
       match.pairs.push_back(std::move(pair));
     }
   }

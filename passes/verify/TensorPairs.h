@@ -2,8 +2,12 @@
 // pipeline, through the pass manager's name map.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "qopt/analysis/ChannelAffine.h"
 
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/NameMap.h"
@@ -16,6 +20,9 @@ struct TensorPair {
   const Value* actual = nullptr;     // in the current model
   std::string node;                  // the layer computing it now (its producer), else before
   std::string op;
+  /// Set when a pass left the current tensor an exact per-channel affine map of the original
+  /// (equalize, smooth): compared after undoing it.
+  std::optional<analysis::ChannelAffine> affine;
 };
 
 struct TensorMatch {
@@ -27,6 +34,8 @@ struct TensorMatch {
 /// (under its current name) and that is not a graph output (outputs are compared by position).
 /// When several original tensors now follow one value, only the last (in topological order) is
 /// paired; the earlier ones count as removed.
-TensorMatch matchTensors(const Graph& original, const Graph& current, const NameMap& names);
+/// `affines` (analysis::channelAffines, by current name) are attached to their pairs.
+TensorMatch matchTensors(const Graph& original, const Graph& current, const NameMap& names,
+                         const std::map<std::string, analysis::ChannelAffine>& affines = {});
 
 }  // namespace qopt::verify

@@ -100,7 +100,8 @@ class VerifyPass : public Pass {
     // with its BatchNormalization, activation and the like) are compared at the layer's output.
     const bool wholeLayers = *layers_ != LayerMode::Tensors;
     if (*layers_ != LayerMode::Outputs) {
-      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap());
+      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap(),
+                                   analysis::channelAffines(context));
       outcome.layersMode = *layers_ == LayerMode::All ? "all" : "tensors";
     } else {
       outcome.layersMode = "outputs";
@@ -108,7 +109,8 @@ class VerifyPass : public Pass {
     evaluate(original->graph(), model.graph(), match, samples, wholeLayers, outcome);
     if (!outcome.passed && *layers_ == LayerMode::Outputs && *localize_) {
       // Compare every layer to find where the error starts; outputs were judged already.
-      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap());
+      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap(),
+                                   analysis::channelAffines(context));
       verify::VerifyOutcome localized = outcome;
       evaluate(original->graph(), model.graph(), match, samples, wholeLayers, localized);
       outcome.layers = std::move(localized.layers);

@@ -17,6 +17,7 @@
 #include "equalize/DepthwiseInputs.h"
 #include "equalize/LayerPairs.h"
 #include "equalize/LinearLayer.h"
+#include "qopt/analysis/ChannelAffine.h"
 
 namespace qopt::testing {
 namespace {
@@ -505,6 +506,54 @@ TEST(Equalize, DepthwiseBalancingRemovesInt8Error) {
   double plainSqnr = outputSqnr(*reference, *plain, samples);
   double balancedSqnr = outputSqnr(*reference, *balanced, samples);
   EXPECT_GT(balancedSqnr, plainSqnr + 10) << plainSqnr << " dB -> " << balancedSqnr << " dB";
+}
+
+}  // namespace
+}  // namespace qopt::testing
+
+namespace qopt::testing {
+namespace {
+
+// verify compares a tensor equalize divided (or shifted) after undoing that: every layer of the
+// equalized model stays exact against the input model.
+TEST(Equalize, VerifyComparesRescaledTensorsExactly) {
+  const std::string exact = "verify{layers=all sqnr=80 cosine=0.999999}";
+  for (Producer producer : {Producer::Relu, Producer::Div, Producer::Affine}) {
+    std::mt19937 rng(11);
+    auto model = depthwiseModel(producer, rng);
+    std::string calib =
+        writeSamples("equalize_verify_" + std::to_string(static_cast<int>(producer)),
+                     randomSampleSet(*model, 4, 90));
+    PassOutcome outcome = runWithData(*model, "equalize{max-factor=1e6}," + exact, calib);
+    EXPECT_FALSE(analysis::channelAffines(*outcome.context).empty());
+    EXPECT_GE(outcome.result.statistics.get("layers-compared"), 2);
+    EXPECT_EQ(outcome.result.statistics.get("layers-flagged"), 0);
+  }
+  std::mt19937 rng(7);
+  auto model = absorptionModel(0, rng);
+  std::string calib = writeSamples("equalize_verify_absorb", randomSampleSet(*model, 4, 60));
+  PassOutcome outcome = runWithData(*model, "equalize{min-observations=100}," + exact, calib);
+  const auto affines = analysis::channelAffines(*outcome.context);
+  EXPECT_TRUE(std::any_of(affines.begin(), affines.end(),
+                          [](const auto& entry) { return !entry.second.offset.empty(); }));
+  EXPECT_EQ(outcome.result.statistics.get("layers-flagged"), 0);
+}
+
+TEST(Equalize, ChannelAffineRecordsCompose) {
+  PassContext context;
+  analysis::recordChannelAffine(context, "t", 1, std::vector<double>{2.0, 0.5});
+  analysis::recordChannelAffine(context, "t", 1, std::vector<double>{3.0, 1.0},
+                                std::vector<double>{-1.0, 4.0});
+  const analysis::ChannelAffine a = analysis::channelAffines(context).at("t");
+  EXPECT_EQ(a.scale, (std::vector<double>{6.0, 0.5}));  // 3 * (2 x) - 1, 1 * (0.5 x) + 4
+  EXPECT_EQ(a.offset, (std::vector<double>{-1.0, 4.0}));
+  interp::Array changed = interp::Array::fromTensor(
+      Tensor::fromDoubles(DataType::Float, {1, 2, 2}, std::vector<double>{5.0, 11.0, 4.5, 5.0}));
+  interp::Array x = a.undo(changed);
+  EXPECT_DOUBLE_EQ(x.getDouble(0), 1.0);
+  EXPECT_DOUBLE_EQ(x.getDouble(1), 2.0);
+  EXPECT_DOUBLE_EQ(x.getDouble(2), 1.0);
+  EXPECT_DOUBLE_EQ(x.getDouble(3), 2.0);
 }
 
 }  // namespace
