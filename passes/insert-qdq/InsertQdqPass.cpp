@@ -33,7 +33,7 @@ namespace {
 
 using quant::CalibratorKind;
 
-enum class WeightRounding { Nearest, Gptq };
+enum class WeightRounding { Auto, Nearest, Gptq };
 
 std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {
   return {{CalibratorKind::Max, "max"},
@@ -155,7 +155,12 @@ class InsertQdqPass : public Pass {
       return automatic ? qdq::activationParamsForAmax(stats, choices[a].amax, scheme)
                        : qdq::activationParams(stats, spec, scheme);
     };
-    if (*weightRounding_ == WeightRounding::Gptq) {
+    if (roundsByGptq() && context.data.calibData.empty() && weightRounding_.isExplicit()) {
+      context.diagnostics().warning(
+          fmt::format("{}: weights rounded to nearest: weight-rounding=gptq needs the "
+                      "activations of --calib-data",
+                      name()));
+    } else if (roundsByGptq() && !context.data.calibData.empty()) {
       // An integer grid's rounding error is uniform over one step: variance scale^2 / 12. FP8's
       // is relative to the value and small; GPTQ's dampening covers it.
       std::unordered_map<const Value*, double> inputNoise;
@@ -164,7 +169,7 @@ class InsertQdqPass : public Pass {
         inputNoise[plan.activations[a].value] = scale * scale / 12.0;
       }
       qdq::roundPlannedWeights(plannedWeights, model, plan.weights, *precision_, inputNoise,
-                               context, static_cast<size_t>(*samples_), result, name());
+                               context, static_cast<size_t>(*samples_), result);
     }
 
     std::vector<quant::ScaleEntry> scaleEntries;
@@ -282,6 +287,10 @@ class InsertQdqPass : public Pass {
 
  private:
   bool fp8() const { return *precision_ == DataType::Float8E4M3FN; }
+  bool roundsByGptq() const {
+    return *weightRounding_ == WeightRounding::Gptq ||
+           (*weightRounding_ == WeightRounding::Auto && fp8());
+  }
 
   // NVIDIA's Model Optimizer calibrates FP8 with max: entropy's threshold search is built for
   // int8's uniform grid, while E4M3's relative precision is the same across its range, so
@@ -414,12 +423,14 @@ class InsertQdqPass : public Pass {
   EnumOption<WeightRounding> weightRounding_{
       *this,
       "weight-rounding",
-      WeightRounding::Nearest,
-      "How weights get their codes at their per-channel max scales: nearest, or gptq (with "
+      WeightRounding::Auto,
+      "How weights get their codes at their per-channel max scales: nearest, gptq (with "
       "--calib-data: each input row rounded in turn, its error spread over the rows left, so "
-      "the layer's output on the calibration data moves least; bias-correct then has little "
-      "left to correct)",
-      {{WeightRounding::Gptq, "gptq"}, {WeightRounding::Nearest, "nearest"}}};
+      "the layer's output on the calibration data moves least), or auto: gptq for fp8 (whose "
+      "3-bit mantissa makes the weights' error count), nearest for int8 (activations dominate)",
+      {{WeightRounding::Auto, "auto"},
+       {WeightRounding::Gptq, "gptq"},
+       {WeightRounding::Nearest, "nearest"}}};
   Option<double> percentile_{*this, "percentile", 99.99,
                              "Percentile of |x| for calibrator=percentile"};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};

@@ -483,20 +483,12 @@ PlannedWeights quantizePlannedWeights(const std::vector<WeightSite>& sites, Data
 void roundPlannedWeights(PlannedWeights& planned, const Model& model,
                          const std::vector<WeightSite>& sites, DataType type,
                          const std::unordered_map<const Value*, double>& inputNoise,
-                         PassContext& context, size_t limit, PassResult& result,
-                         const std::string& passName) {
+                         PassContext& context, size_t limit, PassResult& result) {
   std::map<std::pair<const Value*, int64_t>, std::vector<size_t>> readers;
   for (size_t s = 0; s < sites.size(); ++s) {
     readers[{sites[s].weight, sites[s].axis}].push_back(s);
   }
-  if (planned.empty()) return;
-  if (context.data.calibData.empty()) {
-    context.diagnostics().warning(
-        fmt::format("{}: weights rounded to nearest: weight-rounding=gptq needs the activations "
-                    "of --calib-data",
-                    passName));
-    return;
-  }
+  if (planned.empty() || context.data.calibData.empty()) return;
   std::map<size_t, std::string> skipped;
   size_t samples = 0;
   const std::map<size_t, InputGram> grams =

@@ -77,15 +77,14 @@ std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite&
 using PlannedWeights = std::map<std::pair<const Value*, int64_t>, QuantizedWeight>;
 PlannedWeights quantizePlannedWeights(const std::vector<WeightSite>& sites, DataType type);
 
-/// The codes of `planned` chosen again by GPTQ where --calib-data is given (at most `limit`
-/// samples, 0: all) and the layer allows it; `inputNoise` holds the variance of the
-/// quantization error of each quantized layer input (scale^2 / 12 for an integer grid). Remarks
-/// (why a weight keeps round to nearest, the error GPTQ saved) go to `result`, naming `passName`.
+/// The codes of `planned` chosen again by GPTQ where the layer allows it, on at most `limit`
+/// samples (0: all) of --calib-data (none given: left as they are). `inputNoise` holds the
+/// variance of the quantization error of each quantized layer input (scale^2 / 12 for an integer
+/// grid). Remarks (why a weight keeps round to nearest, the error GPTQ saved) go to `result`.
 void roundPlannedWeights(PlannedWeights& planned, const Model& model,
                          const std::vector<WeightSite>& sites, DataType type,
                          const std::unordered_map<const Value*, double>& inputNoise,
-                         PassContext& context, size_t limit, PassResult& result,
-                         const std::string& passName);
+                         PassContext& context, size_t limit, PassResult& result);
 
 /// GPTQ on one K x N row-major matrix w (row = input, column = output channel with scale
 /// scales[n]) against the k x k H: the values (multiples of each column's scale on `type`'s

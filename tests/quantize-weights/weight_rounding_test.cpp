@@ -3,6 +3,7 @@
 // to nearest chose; the im2col Gram matrix of a strided, padded, grouped Conv equal to one built
 // by hand; and through the pass, a depthwise layer whose kernel a centre dominates (a
 // re-parameterized identity branch) reading a smooth image keeps far less output error.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -373,6 +374,33 @@ TEST(WeightRounding, TooFewCalibrationRowsKeepRoundToNearest) {
                                        "8 calibration rows for 64 inputs: GPTQ needs 4 "
                                        "per input") != std::string::npos;
                           }));
+}
+
+}  // namespace
+}  // namespace qopt::testing
+
+namespace qopt::testing {
+namespace {
+
+// weight-rounding=auto: GPTQ for FP8 (3 mantissa bits), round to nearest for INT8; without
+// calibration data neither warns.
+TEST(WeightRounding, AutoRoundsFp8WeightsByGptqAndInt8ToNearest) {
+  std::mt19937 rng(23);
+  const std::string calib = writeSamples("weight_rounding_auto", correlatedRows(16, 32, rng));
+  for (const auto& [precision, expected] : {std::pair{"fp8", 2}, std::pair{"int8", 0}}) {
+    const std::string pipeline =
+        fmt::format("insert-qdq{{calibrator=max min-channels=0 precision={}}}", precision);
+    std::mt19937 same(23);
+    auto model = denseModel(32, same);
+    PassOutcome outcome = runWithData(*model, pipeline, calib);
+    EXPECT_EQ(outcome.result.statistics.get("weights-gptq"), expected) << precision;
+    same.seed(23);
+    auto bare = denseModel(32, same);
+    PassOutcome noData = runWithData(*bare, pipeline, "");
+    for (const std::string& w : noData.context->diagnostics().warnings()) {
+      EXPECT_EQ(w.find("weight-rounding"), std::string::npos) << precision << ": " << w;
+    }
+  }
 }
 
 }  // namespace
