@@ -96,4 +96,19 @@ inline std::vector<std::map<std::string, interp::Array>> randomSampleSet(const M
   return samples;
 }
 
+/// SQNR (dB) of `quantized`'s first output against `reference`'s over `samples`.
+inline double outputSqnr(const Model& reference, const Model& quantized,
+                         const std::vector<std::map<std::string, interp::Array>>& samples) {
+  double signal = 0, noise = 0;
+  for (const auto& sample : samples) {
+    interp::Array want = runInterpreter(reference, sample)[0];
+    interp::Array got = runInterpreter(quantized, sample)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) {
+      signal += want.getDouble(i) * want.getDouble(i);
+      noise += (got.getDouble(i) - want.getDouble(i)) * (got.getDouble(i) - want.getDouble(i));
+    }
+  }
+  return 10 * std::log10(signal / noise);
+}
+
 }  // namespace qopt::testing

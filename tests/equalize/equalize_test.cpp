@@ -476,20 +476,6 @@ TEST(Equalize, SixteenBitDepthwiseWeightsAreLeftAlone) {
   EXPECT_EQ(initializerValues(*model, "d_w"), before);
 }
 
-// SQNR (dB) of `quantized`'s output against `reference`'s over `samples`.
-double outputSqnr(const Model& reference, const Model& quantized, const Samples& samples) {
-  double signal = 0, noise = 0;
-  for (const auto& sample : samples) {
-    interp::Array want = runInterpreter(reference, sample)[0];
-    interp::Array got = runInterpreter(quantized, sample)[0];
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      signal += want.getDouble(i) * want.getDouble(i);
-      noise += (got.getDouble(i) - want.getDouble(i)) * (got.getDouble(i) - want.getDouble(i));
-    }
-  }
-  return 10 * std::log10(signal / noise);
-}
-
 TEST(Equalize, DepthwiseBalancingRemovesInt8Error) {
   // Per-tensor int8 on the depthwise input gives the narrow channels, which the large weights
   // amplify, a few levels; balanced, each channel has all 255.

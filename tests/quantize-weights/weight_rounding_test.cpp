@@ -195,19 +195,6 @@ Samples smoothImages(size_t count, std::mt19937& rng) {
   return samples;
 }
 
-double outputSqnr(const Model& reference, const Model& quantized, const Samples& samples) {
-  double signal = 0, noise = 0;
-  for (const auto& sample : samples) {
-    interp::Array want = runInterpreter(reference, sample)[0];
-    interp::Array got = runInterpreter(quantized, sample)[0];
-    for (int64_t i = 0; i < want.numel(); ++i) {
-      signal += want.getDouble(i) * want.getDouble(i);
-      noise += (got.getDouble(i) - want.getDouble(i)) * (got.getDouble(i) - want.getDouble(i));
-    }
-  }
-  return 10 * std::log10(signal / noise);
-}
-
 TEST(WeightRounding, GptqKeepsAnIdentityDepthwiseLayerCloserToFloat) {
   std::mt19937 rng(21);
   auto reference = identityDepthwise(rng);
