@@ -192,7 +192,7 @@ class VerifyPass : public Pass {
       const Value* reference = quant::preActivationOf(*original.outputs()[o]);
       const Value* actual = quant::preActivationOf(*current.outputs()[o]);
       if (reference == nullptr || actual == nullptr) continue;
-      verify::TensorPair pair{reference->name(), reference, actual, {}, {}};
+      verify::TensorPair pair{reference->name(), reference, actual, {}, {}, {}};
       if (const Node* producer = actual->producer()) {
         pair.node = analysis::layerName(*producer);
         pair.op = producer->opType();
