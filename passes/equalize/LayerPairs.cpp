@@ -87,7 +87,7 @@ LayerPairs findLayerPairs(Graph& graph, PassResult& result) {
                                                    a->outputChannels(), b->inputChannels()));
       continue;
     }
-    found.pairs.push_back({a, b, activation, pre});
+    found.pairs.push_back({a, b, activation, pre, {}});
   }
   return found;
 }
