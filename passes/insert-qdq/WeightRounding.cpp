@@ -212,6 +212,9 @@ class GramObserver : public interp::CaptureObserver {
     if (oh <= 0 || ow <= 0) return;
     const std::vector<int64_t> positions = keptRows(batch * oh * ow);
     const int64_t k = c.layout.k;
+    // A grouped Conv's many small products would leave OpenBLAS's threads spinning between them.
+    std::optional<wq::dense::SingleThreaded> oneThread;
+    if (groups > 1) oneThread.emplace();
     std::vector<double> buffer(static_cast<size_t>(kPatchChunk * k));
     for (int64_t g = 0; g < groups; ++g) {
       std::vector<double>& gram = c.gram.grams[static_cast<size_t>(g)];
@@ -315,7 +318,6 @@ std::map<size_t, InputGram> captureInputGrams(const Model& model,
       context.data.calibData, analysis::inputSpecs(model.graph(), context.data.inputShapes));
   GramObserver observer(collectors, readers);
   interp::Interpreter interpreter(model.graph());
-  const wq::dense::SingleThreaded oneThread;
   data.forEach(
       [&](analysis::Sample& sample) {
         interpreter.run(sample.inputs, &observer);
