@@ -26,6 +26,7 @@
 #include "Gptq.h"
 #include "ScaleFolding.h"
 #include "WeightSites.h"
+#include "qopt/analysis/ChannelAffine.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
@@ -83,7 +84,7 @@ class QuantizeWeightsPass : public Pass {
     if (*method_ != Method::Rtn) {
       Groups groups = groupByActivation(sites);
       captured = capture(model, groups, context, result);
-      if (*method_ == Method::Awq) awq = searchAwq(groups, captured, result);
+      if (*method_ == Method::Awq) awq = searchAwq(groups, captured, context, result);
     }
 
     wq::BlockScheme scheme;
@@ -272,7 +273,7 @@ class QuantizeWeightsPass : public Pass {
   // AWQ scales, one search per activation group. Then the division goes into the graph.
   std::map<const Value*, wq::AwqChoice> searchAwq(Groups& groups,
                                                   const wq::CapturedActivations& captured,
-                                                  PassResult& result) {
+                                                  PassContext& context, PassResult& result) {
     std::map<const Value*, wq::AwqChoice> choices;
     wq::BlockScheme scheme;
     scheme.blockSize = *blockSize_;
@@ -301,6 +302,12 @@ class QuantizeWeightsPass : public Pass {
       const auto [lo, hi] = std::minmax_element(choice.scales.begin(), choice.scales.end());
       wq::FoldOutcome outcome = wq::applyInverseScales(const_cast<Value*>(activation), readers,
                                                        choice.scales, group.front()->floatType);
+      if (outcome.kind != wq::FoldKind::InsertedMul) {
+        // The activation itself now holds x / s (verify maps it back).
+        std::vector<double> inverse(choice.scales.size());
+        for (size_t c = 0; c < inverse.size(); ++c) inverse[c] = 1.0 / choice.scales[c];
+        analysis::recordChannelAffine(context, activation->name(), -1, inverse);
+      }
       result.statistics.add(outcome.kind == wq::FoldKind::LayerNormalization
                                 ? "awq-folded-layernorm"
                             : outcome.kind == wq::FoldKind::ConstantMul ? "awq-folded-mul"
