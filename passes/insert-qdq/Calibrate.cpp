@@ -79,8 +79,7 @@ std::string typeWord(DataType type) {
 
 std::vector<quant::AutoChoice> chooseAutoRanges(
     const Model& model, const std::vector<ActivationSite>& activations,
-    const std::vector<WeightSite>& weights,
-    const std::map<std::pair<const Value*, int64_t>, QuantizedWeight>& planned,
+    const std::vector<WeightSite>& weights, const PlannedWeights& planned,
     const CalibrationRun& run, const quant::CalibratorSpec& spec, ActivationScheme scheme,
     quant::AutoOutputCheck* check) {
   std::vector<quant::AutoTensor> tensors;

@@ -47,8 +47,7 @@ std::string typeWord(DataType type);
 /// probe).
 std::vector<quant::AutoChoice> chooseAutoRanges(
     const Model& model, const std::vector<ActivationSite>& activations,
-    const std::vector<WeightSite>& weights,
-    const std::map<std::pair<const Value*, int64_t>, QuantizedWeight>& quantized,
+    const std::vector<WeightSite>& weights, const PlannedWeights& quantized,
     const CalibrationRun& run, const quant::CalibratorSpec& spec, ActivationScheme scheme,
     quant::AutoOutputCheck* check = nullptr);
 

@@ -150,22 +150,24 @@ class InsertQdqPass : public Pass {
       if (check.run) result.note("model", quant::describeOutputCheck(check));
     }
 
-    auto paramsOf = [&](size_t a) {
+    // Every activation's scale, once: GPTQ weighs its inputs' noise with them.
+    std::vector<qdq::ActivationParams> siteParams;
+    for (size_t a = 0; a < plan.activations.size(); ++a) {
       const quant::TensorStatistics& stats = statisticsOf(calibration, plan.activations[a], model);
-      return automatic ? qdq::activationParamsForAmax(stats, choices[a].amax, scheme)
-                       : qdq::activationParams(stats, spec, scheme);
-    };
+      siteParams.push_back(automatic ? qdq::activationParamsForAmax(stats, choices[a].amax, scheme)
+                                     : qdq::activationParams(stats, spec, scheme));
+    }
     if (roundsByGptq() && context.data.calibData.empty() && weightRounding_.isExplicit()) {
       context.diagnostics().warning(
           fmt::format("{}: weights rounded to nearest: weight-rounding=gptq needs the "
                       "activations of --calib-data",
                       name()));
-    } else if (roundsByGptq() && !context.data.calibData.empty()) {
+    } else if (roundsByGptq()) {
       // An integer grid's rounding error is uniform over one step: variance scale^2 / 12. FP8's
       // is relative to the value and small; GPTQ's dampening covers it.
       std::unordered_map<const Value*, double> inputNoise;
       for (size_t a = 0; a < plan.activations.size() && !fp8(); ++a) {
-        const double scale = paramsOf(a).scale;
+        const double scale = siteParams[a].scale;
         inputNoise[plan.activations[a].value] = scale * scale / 12.0;
       }
       qdq::roundPlannedWeights(plannedWeights, model, plan.weights, *precision_, inputNoise,
@@ -182,7 +184,7 @@ class InsertQdqPass : public Pass {
       const qdq::ActivationSite& site = plan.activations[a];
       const quant::TensorStatistics& stats = statisticsOf(calibration, site, model);
       const quant::AutoChoice* choice = automatic ? &choices[a] : nullptr;
-      qdq::ActivationParams params = paramsOf(a);
+      const qdq::ActivationParams& params = siteParams[a];
       std::string subject = fmt::format("tensor '{}'", site.value->name());
       if (choice != nullptr) result.note(subject, quant::describeAutoChoice(*choice));
       if (stats.nonFinite() > 0) {

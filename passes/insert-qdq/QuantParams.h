@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "qopt/ir/Graph.h"
 #include "qopt/ir/Tensor.h"
 #include "qopt/quant/Calibration.h"
 
@@ -59,6 +62,9 @@ struct QuantizedWeight {
   int64_t zeroChannels = 0;   // channels whose weights are all 0
   std::string rounding;       // how the codes were chosen, when not round to nearest
 };
+
+/// The weights a pass quantized, by weight and axis.
+using PlannedWeights = std::map<std::pair<const Value*, int64_t>, QuantizedWeight>;
 
 /// Symmetric quantization of a float weight along `axis` (-1: per tensor) with each channel's
 /// max |w|. Int8: q = round-half-even(w / scale) saturated to [-127, 127]; Float8E4M3FN: w / scale

@@ -257,22 +257,31 @@ class GramObserver : public interp::CaptureObserver {
 };
 
 std::vector<int64_t> weightDims(const WeightSite& site) {
-  std::optional<Tensor> tensor = fold::constantOf(site.weight);
+  if (const TensorPtr& initializer = site.weight->initializer()) return initializer->dims();
+  std::optional<Tensor> tensor = fold::constantOf(site.weight);  // a Constant node's value
   return tensor ? tensor->dims() : std::vector<int64_t>{};
+}
+
+/// Adds `other` into `into` (same weight read by several layers: their output errors add up);
+/// false when the two do not have the same groups and row width.
+bool addGram(InputGram& into, const InputGram& other) {
+  if (into.k != other.k || into.grams.size() != other.grams.size()) return false;
+  for (size_t g = 0; g < into.grams.size(); ++g) {
+    for (size_t i = 0; i < into.grams[g].size(); ++i) into.grams[g][i] += other.grams[g][i];
+  }
+  into.rows += other.rows;
+  return true;
 }
 
 }  // namespace
 
-std::string gptqUnsupported(const WeightSite& site) {
-  std::string why;
-  return layoutOf(site, weightDims(site), why) ? std::string() : why;
+const InputGram* CapturedGrams::of(size_t site) const {
+  auto found = gramOf.find(site);
+  return found == gramOf.end() ? nullptr : &grams[found->second];
 }
 
-std::map<size_t, InputGram> captureInputGrams(const Model& model,
-                                              const std::vector<WeightSite>& sites,
-                                              PassContext& context, size_t limit,
-                                              std::map<size_t, std::string>& skipped,
-                                              size_t& samples) {
+CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite>& sites,
+                                PassContext& context, size_t limit) {
   std::vector<Collector> collectors;
   std::vector<std::pair<size_t, size_t>> siteCollector;  // site index -> collector index
   std::map<std::tuple<const Value*, int64_t, bool>, size_t> dense;
@@ -311,8 +320,7 @@ std::map<size_t, InputGram> captureInputGrams(const Model& model,
     siteCollector.emplace_back(s, collectors.size());
     collectors.push_back(std::move(collector));
   }
-  std::map<size_t, InputGram> out;
-  samples = 0;
+  CapturedGrams out;
   if (collectors.empty()) return out;
   analysis::DataSet data = analysis::DataSet::open(
       context.data.calibData, analysis::inputSpecs(model.graph(), context.data.inputShapes));
@@ -321,31 +329,28 @@ std::map<size_t, InputGram> captureInputGrams(const Model& model,
   data.forEach(
       [&](analysis::Sample& sample) {
         interpreter.run(sample.inputs, &observer);
-        ++samples;
+        ++out.samples;
         return true;
       },
       limit);
   for (Collector& c : collectors) {
     for (std::vector<double>& g : c.gram.grams) wq::dense::symmetrize(g, c.gram.k);
   }
+  std::vector<size_t> kept(collectors.size(), SIZE_MAX);  // collector -> index into out.grams
   for (const auto& [site, index] : siteCollector) {
-    const Collector& c = collectors[index];
+    Collector& c = collectors[index];
     if (!c.failure.empty()) {
-      skipped[site] = c.failure;
-    } else if (c.gram.rows > 0) {
-      out[site] = c.gram;
+      out.skipped[site] = c.failure;
+      continue;
     }
+    if (c.gram.rows == 0) continue;
+    if (kept[index] == SIZE_MAX) {
+      kept[index] = out.grams.size();
+      out.grams.push_back(std::move(c.gram));
+    }
+    out.gramOf[site] = kept[index];
   }
   return out;
-}
-
-bool addGram(InputGram& into, const InputGram& other) {
-  if (into.k != other.k || into.grams.size() != other.grams.size()) return false;
-  for (size_t g = 0; g < into.grams.size(); ++g) {
-    for (size_t i = 0; i < into.grams[g].size(); ++i) into.grams[g][i] += other.grams[g][i];
-  }
-  into.rows += other.rows;
-  return true;
 }
 
 double outputError(const std::vector<double>& h, const std::vector<double>& d, int64_t k,
@@ -491,10 +496,7 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
     readers[{sites[s].weight, sites[s].axis}].push_back(s);
   }
   if (planned.empty() || context.data.calibData.empty()) return;
-  std::map<size_t, std::string> skipped;
-  size_t samples = 0;
-  const std::map<size_t, InputGram> grams =
-      captureInputGrams(model, sites, context, limit, skipped, samples);
+  const CapturedGrams captured = captureInputGrams(model, sites, context, limit);
   size_t rounded = 0;
   double nearestTotal = 0, gptqTotal = 0;
   for (const auto& [key, siteIndices] : readers) {
@@ -503,20 +505,30 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
     const WeightSite& first = sites[siteIndices.front()];
     const std::string what =
         fmt::format("weight '{}' of {}", first.weight->name(), first.node->describe());
-    std::string why = gptqUnsupported(first);
-    InputGram gram;
+    std::string why;
+    layoutOf(first, found->second.values.dims(), why);
+    std::vector<const InputGram*> parts;  // one per reader
     for (size_t s : siteIndices) {
       if (!why.empty()) break;
-      auto g = grams.find(s);
-      if (g == grams.end()) {
-        auto reason = skipped.find(s);
-        why = reason != skipped.end() ? reason->second : "its input was never computed";
-      } else if (gram.grams.empty()) {
-        gram = g->second;
-      } else if (!addGram(gram, g->second)) {
-        why = "the layers that share it read inputs of different widths";
+      const InputGram* g = captured.of(s);
+      if (g != nullptr) {
+        parts.push_back(g);
+        continue;
+      }
+      auto reason = captured.skipped.find(s);
+      why = reason != captured.skipped.end() ? reason->second : "its input was never computed";
+    }
+    // Several readers: their output errors add up, so their H do (summed in a copy).
+    InputGram summed;
+    if (why.empty() && parts.size() > 1) {
+      summed = *parts[0];
+      for (size_t i = 1; i < parts.size() && why.empty(); ++i) {
+        if (!addGram(summed, *parts[i])) {
+          why = "the layers that share it read inputs of different widths";
+        }
       }
     }
+    const InputGram& gram = parts.size() == 1 ? *parts[0] : summed;
     if (why.empty() && gram.rows < kMinRowsPerInput * gram.k) {
       // H has at most `rows` directions: GPTQ would put the whole error in the ones the
       // calibration data never took, and other data takes them.
@@ -549,7 +561,7 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
     result.note("model",
                 fmt::format("GPTQ rounded {} of {} weights on {} calibration sample(s): their "
                             "layers' output error {:.2f} dB below round to nearest in total",
-                            rounded, planned.size(), samples,
+                            rounded, planned.size(), captured.samples,
                             gptqTotal > 0 ? 10.0 * std::log10(nearestTotal / gptqTotal) : 0.0));
   }
 }

@@ -42,24 +42,24 @@ struct InputGram {
   std::vector<std::vector<double>> grams;
 };
 
-/// Why GPTQ cannot round the weight of `site` ("" when it can): a Conv with a 3-D or 4-D weight
-/// at input 1, a Gemm, or a MatMul with a 2-D weight at input 1, quantized per output channel or
-/// per tensor.
-std::string gptqUnsupported(const WeightSite& site);
+/// The Gram matrices of the sites' inputs, each computed once: layers that read one activation
+/// the same way (Q, K and V projections) share it.
+struct CapturedGrams {
+  std::vector<InputGram> grams;
+  std::map<size_t, size_t> gramOf;        // site index -> index into grams
+  std::map<size_t, std::string> skipped;  // site index -> why its input gave no H
+  size_t samples = 0;
 
-/// The InputGram of each of `sites` (those gptqUnsupported accepts), keyed by index into
-/// `sites`, from running `model` on at most `limit` samples (0: all) of --calib-data. A site
-/// whose input has another shape at run time than its weight needs is left out, with its reason
-/// in `skipped`.
-std::map<size_t, InputGram> captureInputGrams(const Model& model,
-                                              const std::vector<WeightSite>& sites,
-                                              PassContext& context, size_t limit,
-                                              std::map<size_t, std::string>& skipped,
-                                              size_t& samples);
+  /// The H of site `site`, or nullptr.
+  const InputGram* of(size_t site) const;
+};
 
-/// Adds `other` into `into` (same weight read by several layers: their output errors add up);
-/// false when the two do not have the same groups and row width.
-bool addGram(InputGram& into, const InputGram& other);
+/// Runs `model` on at most `limit` samples (0: all) of --calib-data and sums the H of every site
+/// GPTQ can round: a Conv with a 3-D or 4-D weight at input 1, a Gemm, or a MatMul with a 2-D
+/// weight at input 1, quantized per output channel or per tensor. A site whose input has another
+/// shape at run time than its weight needs is skipped, with the reason.
+CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite>& sites,
+                                PassContext& context, size_t limit);
 
 struct GptqOutcome {
   double nearestError = 0;  // sum_n dw_n^T H dw_n with round to nearest
@@ -74,7 +74,6 @@ std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite&
                                          QuantizedWeight& quantized, std::string& why);
 
 /// Every weight of `sites` quantized once per (weight, axis) to `type`, rounded to nearest.
-using PlannedWeights = std::map<std::pair<const Value*, int64_t>, QuantizedWeight>;
 PlannedWeights quantizePlannedWeights(const std::vector<WeightSite>& sites, DataType type);
 
 /// The codes of `planned` chosen again by GPTQ where the layer allows it, on at most `limit`

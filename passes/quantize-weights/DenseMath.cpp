@@ -21,11 +21,13 @@ namespace {
 // the pthread build would otherwise start a thread per core when this pass's library is loaded,
 // in every qopt process, and that thread spins for about a second). Its products and
 // factorizations take every core once this pass uses them.
+int everyCore() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 void useEveryCore() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    openblas_set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-  });
+  std::call_once(once, [] { openblas_set_num_threads(everyCore()); });
 }
 
 }  // namespace
@@ -36,7 +38,7 @@ SingleThreaded::SingleThreaded() {
 }
 
 SingleThreaded::~SingleThreaded() {
-  openblas_set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  openblas_set_num_threads(everyCore());
 }
 
 void addGramUpper(const double* x, int64_t rows, int64_t k, std::vector<double>& g) {

@@ -295,20 +295,17 @@ Division divideFor(Value* x, const FactorShape& shape, std::span<const double> s
   if (onlyThem) steps = planFold(x, shape, layers, why);
   if (!steps.empty()) {
     applyFold(steps, shape, scales);
-    Division division{true, "folded into " + describeFold(steps), {}};
+    // x and every tensor the fold went through are now divided by the factors.
     std::vector<double> inverse(scales.size());
     for (size_t c = 0; c < scales.size(); ++c) inverse[c] = 1.0 / scales[c];
     for (const FoldStep& step : steps) {
-      Value* divided = step.node->output(0);
-      division.divided.push_back(divided);
-      analysis::recordChannelAffine(context, divided->name(), shape.axis, inverse);
+      analysis::recordChannelAffine(context, step.node->output(0)->name(), shape.axis, inverse);
     }
-    return division;
+    return {true, "folded into " + describeFold(steps)};
   }
   Node* mul = insertScaleMul(x, shape, scales, readers);
   return {false,
-          fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why),
-          {}};
+          fmt::format("inserted {} (costs an elementwise kernel: {})", mul->describe(), why)};
 }
 
 }  // namespace qopt::smooth

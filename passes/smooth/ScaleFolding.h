@@ -72,9 +72,6 @@ Node* insertScaleMul(Value* x, const FactorShape& shape, std::span<const double>
 struct Division {
   bool folded = false;  // into what computes x; else a Mul was inserted
   std::string where;    // "folded into ..." or "inserted ... (costs an elementwise kernel: why)"
-  /// Folded: x and every tensor the fold went through, each now divided by the factors along
-  /// the factor shape's axis (what analysis::recordChannelAffine records).
-  std::vector<Value*> divided;
 };
 
 /// Divides x by `scales` for `readers` (the layers reading it at input 0, which the caller

@@ -119,12 +119,11 @@ TEST(WeightRounding, ConvGramIsThatOfItsIm2colPatches) {
   PassContext context;
   context.data.calibData = writeSamples("weight_rounding_gram", samples);
   qdq::WeightSite site{y->producer(), 1, y->producer()->input(1), 0};
-  std::map<size_t, std::string> skipped;
-  size_t seen = 0;
-  auto grams = qdq::captureInputGrams(*model, {site}, context, 0, skipped, seen);
-  ASSERT_EQ(seen, 3u);
-  ASSERT_EQ(grams.count(0), 1u) << (skipped.empty() ? "" : skipped.begin()->second);
-  const qdq::InputGram& gram = grams.at(0);
+  const qdq::CapturedGrams captured = qdq::captureInputGrams(*model, {site}, context, 0);
+  ASSERT_EQ(captured.samples, 3u);
+  ASSERT_NE(captured.of(0), nullptr)
+      << (captured.skipped.empty() ? "" : captured.skipped.begin()->second);
+  const qdq::InputGram& gram = *captured.of(0);
   ASSERT_EQ(gram.k, 18);
   ASSERT_EQ(gram.grams.size(), 2u);
   const int64_t oh = 4, ow = 5;  // (7 + 2 - 3) / 2 + 1, (9 + 2 - 3) / 2 + 1
