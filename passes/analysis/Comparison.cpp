@@ -35,8 +35,7 @@ OutputSets runOutputs(const Graph& graph, std::span<const Sample> samples) {
         try {
           sets[i] = interpreter.run(feedFor(graph, samples[i].inputs));
         } catch (const Error& e) {
-          throw Error(e.kind(), e.where(), e.subject(),
-                      fmt::format("{} (running sample {})", e.cause(), samples[i].source));
+          throw sampleError(e, samples[i]);
         }
       });
   return sets;

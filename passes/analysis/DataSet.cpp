@@ -282,15 +282,28 @@ std::vector<Sample> DataSet::read(size_t limit) const {
   return samples;
 }
 
+Error sampleError(const Error& e, const Sample& sample, std::string_view doing) {
+  std::string cause = fmt::format("{} ({} {}", e.cause(), doing, sample.source);
+  if (!sample.madeUp.empty()) {
+    cause += fmt::format("; {}: give --input-shapes, or --calib-data", sample.madeUp);
+  }
+  return Error(e.kind(), e.where().empty() ? sample.source : e.where(), e.subject(), cause + ")");
+}
+
 std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t count, uint64_t seed,
                                   std::vector<std::string>* warnings) {
   std::vector<interp::Shape> shapes;
+  std::vector<std::string> madeUp;
   for (const InputSpec& spec : inputs) {
     interp::Shape shape;
     std::vector<size_t> open;
     for (size_t i = 0; i < spec.dims.size(); ++i) {
       shape.push_back(spec.dims[i].value_or(1));
       if (!spec.dims[i]) open.push_back(i);
+    }
+    if (!open.empty()) {
+      madeUp.push_back(fmt::format("input '{}' has open dims (axes {}) set to 1", spec.name,
+                                   fmt::join(open, ", ")));
     }
     if (!open.empty() && warnings) {
       warnings->push_back(fmt::format(
@@ -310,6 +323,7 @@ std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t coun
   for (size_t s = 0; s < count; ++s) {
     Sample sample;
     sample.source = fmt::format("random #{}", s);
+    sample.madeUp = fmt::format("{}", fmt::join(madeUp, ", "));
     for (size_t k = 0; k < inputs.size(); ++k) {
       const InputSpec& spec = inputs[k];
       interp::Array values(DataType::Double, shapes[k]);

@@ -166,7 +166,9 @@ std::vector<LocalSensitivity> measureLocalSensitivity(const Model& model,
       samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
       [&](interp::Interpreter& interpreter, size_t i) {
         PairObserver observer(probe);
-        interpreter.run(feedFor(graph, samples[i].inputs), &observer);
+        runningSample(samples[i], [&] {
+          return interpreter.run(feedFor(graph, samples[i].inputs), &observer);
+        });
         perSample[i] = std::move(observer.sums);
       });
   std::vector<LocalSensitivity> layers = std::move(probe.layers);

@@ -216,8 +216,7 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
         try {
           interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer);
         } catch (const Error& e) {
-          throw Error(e.kind(), e.where().empty() ? samples[i].source : e.where(), e.subject(),
-                      fmt::format("{} (bias-correct, sample {})", e.cause(), samples[i].source));
+          throw analysis::sampleError(e, samples[i], "bias-correct, sample");
         }
         perSample[i] = std::move(observer.sums);
       });

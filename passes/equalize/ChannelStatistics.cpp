@@ -142,8 +142,7 @@ std::map<const Value*, ChannelStatistics> collectChannelStatistics(
         try {
           interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
         } catch (const Error& e) {
-          throw Error(e.kind(), e.where().empty() ? sample.source : e.where(), e.subject(),
-                      fmt::format("{} (running sample {})", e.cause(), sample.source));
+          throw analysis::sampleError(e, sample);
         }
         ++samples;
         return true;

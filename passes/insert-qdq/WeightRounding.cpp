@@ -328,7 +328,7 @@ CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite
   interp::Interpreter interpreter(model.graph());
   data.forEach(
       [&](analysis::Sample& sample) {
-        interpreter.run(sample.inputs, &observer);
+        analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });
         ++out.samples;
         return true;
       },

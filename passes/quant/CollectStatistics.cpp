@@ -98,12 +98,6 @@ class StatisticsObserver : public interp::CaptureObserver {
   std::unordered_map<const Value*, TensorStatistics*> targets_;
 };
 
-/// What one sample's run raised, with the sample named.
-Error sampleError(const Error& e, const analysis::Sample& sample) {
-  return Error(e.kind(), e.where().empty() ? sample.source : e.where(), e.subject(),
-               fmt::format("{} (running sample {})", e.cause(), sample.source));
-}
-
 /// One worker's interpreter and statistics; built on the calling thread, so that a bad tensor
 /// name or an unsupported op is reported before any thread starts.
 struct Worker {
@@ -114,7 +108,7 @@ struct Worker {
     try {
       interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
     } catch (const Error& e) {
-      throw sampleError(e, sample);
+      throw analysis::sampleError(e, sample);
     }
   }
 

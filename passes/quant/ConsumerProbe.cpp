@@ -262,9 +262,8 @@ std::vector<std::vector<double>> measureConsumerErrors(const Model& model,
         try {
           interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer);
         } catch (const Error& e) {
-          throw Error(e.kind(), e.where().empty() ? samples[i].source : e.where(), e.subject(),
-                      fmt::format("{} (judging calibrator=auto's candidates on sample {})",
-                                  e.cause(), samples[i].source));
+          throw analysis::sampleError(e, samples[i],
+                                      "judging calibrator=auto's candidates on sample");
         }
         perSample[i] = std::move(observer.sums);
       });

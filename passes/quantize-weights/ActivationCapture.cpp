@@ -100,7 +100,7 @@ CapturedActivations captureActivations(const Model& model, const std::vector<con
   RowCollector collector(values, widths, keep, captured);
   interp::Interpreter interpreter(graph);
   for (analysis::Sample& sample : samples) {
-    interpreter.run(sample.inputs, &collector);
+    analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &collector); });
   }
   collector.finish();
   captured.samples = samples.size();

@@ -54,7 +54,9 @@ ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, 
         analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit, 0, origin);
     interp::Interpreter interpreter(model.graph());
     RangeObserver observer(std::move(wanted), ranges);
-    for (analysis::Sample& sample : samples) interpreter.run(sample.inputs, &observer);
+    for (analysis::Sample& sample : samples) {
+      analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });
+    }
     result.note("calibration data",
                 fmt::format("{} sample(s) ({}) give the ranges of {} quantized tensor(s)",
                             samples.size(), origin, ranges.size()));

@@ -73,7 +73,7 @@ Magnitudes observeMagnitudes(const Model& model, PassContext& context, PassResul
           m = std::max(m, maxAbs(array));
         }
       }
-      interpreter.run(sample.inputs, &observer);
+      analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });
     }
     result.note("model", fmt::format("ranges of {} tensor(s) observed on {} sample(s) ({})",
                                      magnitudes.size(), samples.size(), origin));

@@ -115,10 +115,14 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   analysis::ComparisonQueue queue(kMaxPendingBytes, anyCompared);
   ReferenceCapture referenceCapture(pairs, compared, currentCapture, errors.layers, queue);
   for (const analysis::Sample& sample : samples) {
-    std::vector<interp::Array> actual = currentRun.run(analysis::feedFor(current, sample.inputs),
-                                                       anyCompared ? &currentCapture : nullptr);
-    std::vector<interp::Array> reference = originalRun.run(
-        analysis::feedFor(original, sample.inputs), anyCompared ? &referenceCapture : nullptr);
+    std::vector<interp::Array> actual = analysis::runningSample(sample, [&] {
+      return currentRun.run(analysis::feedFor(current, sample.inputs),
+                            anyCompared ? &currentCapture : nullptr);
+    });
+    std::vector<interp::Array> reference = analysis::runningSample(sample, [&] {
+      return originalRun.run(analysis::feedFor(original, sample.inputs),
+                             anyCompared ? &referenceCapture : nullptr);
+    });
     currentCapture.clear();
     for (size_t o = 0; o < reference.size(); ++o) {
       const std::string label = fmt::format("output '{}'", current.outputs()[o]->name());

@@ -23,9 +23,11 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qopt/interp/Array.h"
+#include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 
@@ -36,7 +38,25 @@ using Inputs = std::map<std::string, interp::Array>;
 struct Sample {
   std::string source;  // the file or folder it came from ("random #3" for generated ones)
   Inputs inputs;       // by graph input name
+  /// What a generated sample had to make up ("input 'x' has open dims (axes 2, 3) set to 1"),
+  /// named when a run on it fails; empty for samples read from files.
+  std::string madeUp;
 };
+
+/// `e`, raised while running `sample`, with the sample named (as where it happened when `e`
+/// names no file) after `doing` ("running sample random #3") and, for a generated sample, what
+/// it made up and how to avoid that.
+Error sampleError(const Error& e, const Sample& sample, std::string_view doing = "running sample");
+
+/// Runs `run` (one run of the model on `sample`) and rethrows what it raises as sampleError.
+template <typename Run>
+decltype(auto) runningSample(const Sample& sample, Run&& run) {
+  try {
+    return run();
+  } catch (const Error& e) {
+    throw sampleError(e, sample);
+  }
+}
 
 /// A graph input the caller must feed (initializers listed as inputs are left out).
 struct InputSpec {
