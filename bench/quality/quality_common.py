@@ -35,7 +35,7 @@ MODELS = {
     },
     "vit-b16": {
         "source": "device", "task": "classifier", "input": "pixel_values", "shape": [1, 3, 224, 224],
-        "norm": "imagenet", "calib": 32, "eval": 32,
+        "norm": "imagenet", "calib": 32, "eval": 128,
         "what": "ViT-B/16 (timm vit_base_patch16_224), random weights; 224x224 synthetic scenes",
     },
     "gpt2": {
@@ -162,12 +162,58 @@ def task_metric(task, reference, actual):
     return 100.0 * same / len(reference)
 
 
+CLEAR_MARGIN = 0.1  # FP32's top-1 minus top-2 probability at a decision it takes clearly
+
+
+def decision_margins(task, output):
+    """FP32's top-1 minus top-2 probability at each decision the task reads off one sample's
+    output (per class, time step or position), or None for tasks without one (the detector's map).
+    An output that is not already a probability distribution along its last axis goes through a
+    softmax first."""
+    if task not in ("classifier", "lm", "recognizer"):
+        return None
+    rows = output.astype(np.float64).reshape(-1, output.shape[-1])
+    if not (np.all(rows >= 0) and np.allclose(rows.sum(axis=-1), 1.0, atol=1e-3)):
+        rows = np.exp(rows - rows.max(axis=-1, keepdims=True))
+        rows /= rows.sum(axis=-1, keepdims=True)
+    top2 = np.sort(rows, axis=-1)[:, -2:]
+    return top2[:, 1] - top2[:, 0]
+
+
+def clear_agreement(task, reference, actual, margin=CLEAR_MARGIN):
+    """The task agreement restricted to what FP32 decides clearly (every decision of a sample, or
+    for the language model each position, at a top-2 probability margin of at least `margin`):
+    (percent or None, decisions counted, decisions in all). A flip where FP32 itself is at a near
+    tie says little about the quantization; a flip where it is clear says a lot."""
+    counted = total = same = 0
+    for e, a in zip(reference, actual):
+        m = decision_margins(task, e)
+        if m is None:
+            return None, 0, 0
+        if task == "lm":
+            le, la = labels(task, e), labels(task, a)
+            clear = m >= margin
+            total += len(le)
+            counted += int(np.count_nonzero(clear))
+            same += sum(int(x == y) for x, y, c in zip(le, la, clear) if c)
+            continue
+        total += 1
+        if np.all(m >= margin):
+            counted += 1
+            same += int(labels(task, e) == labels(task, a))
+    return (100.0 * same / counted if counted else None), counted, total
+
+
 def score(model, reference, actual, reference_pre=None, actual_pre=None):
     """The metrics of one method; with the pre-activation outputs of both (see
     with_preactivation_output), also the SQNR there."""
     task = MODELS[model]["task"]
     result = {"sqnr_db": sqnr_db(reference, actual), "cosine": cosine(reference, actual),
               "task": task_metric(task, reference, actual)}
+    clear, counted, total = clear_agreement(task, reference, actual)
+    if total:
+        result["task_clear"] = clear
+        result["clear_decisions"] = [counted, total]
     if reference_pre is not None and actual_pre is not None:
         # Flattened: an opset conversion may compute the Softmax on a 2-D view.
         result["pre_sqnr_db"] = sqnr_db([e.ravel() for e in reference_pre],

@@ -57,6 +57,26 @@ class Metrics(unittest.TestCase):
         lm_act = [np.array([[[1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]])]
         self.assertEqual(qc.task_metric("lm", lm_ref, lm_act), 75.0)
 
+    def test_clear_agreement_leaves_out_near_ties_of_fp32(self):
+        # Recognizer: the second line has a step where FP32 is at 0.52 / 0.48: not clear.
+        tie = np.array([[[0.52, 0.48, 0.0], [0.0, 0.0, 1.0]]])
+        ref = [one_hot_path([0, 1, 2]), tie, one_hot_path([2, 0])]
+        act = [one_hot_path([0, 1, 2]), one_hot_path([1, 2]), one_hot_path([1, 0])]
+        self.assertAlmostEqual(qc.task_metric("recognizer", ref, act), 100.0 / 3)
+        self.assertEqual(qc.clear_agreement("recognizer", ref, act), (50.0, 2, 3))
+        # Classifier logits go through a softmax: [0, 0.1] is a near tie, [0, 5] is clear.
+        logits = [np.array([[0.0, 0.1]]), np.array([[0.0, 5.0]])]
+        flipped = [np.array([[0.1, 0.0]]), np.array([[0.0, 4.0]])]
+        self.assertEqual(qc.clear_agreement("classifier", logits, flipped), (100.0, 1, 2))
+        # Language model: positions count one by one.
+        lm_ref = [np.array([[[9.0, 0.0], [0.0, 0.05], [0.0, 9.0]]])]
+        lm_act = [np.array([[[0.0, 9.0], [0.05, 0.0], [0.0, 9.0]]])]
+        self.assertEqual(qc.clear_agreement("lm", lm_ref, lm_act), (50.0, 2, 3))
+        # The detector has no decision margin: nothing is reported.
+        self.assertEqual(qc.clear_agreement("detector", [np.zeros((2, 2))], [np.zeros((2, 2))]),
+                         (None, 0, 0))
+        self.assertNotIn("task_clear", qc.score("ppocr-v4-det", [np.zeros((2, 2))], [np.zeros((2, 2))]))
+
     def test_pre_activation_sqnr_is_compared_where_both_rows_have_it(self):
         a = {"sqnr_db": 40.0, "pre_sqnr_db": 28.0}
         b = {"sqnr_db": 45.0, "pre_sqnr_db": 24.0}

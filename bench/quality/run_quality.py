@@ -477,7 +477,8 @@ def goals(results):
             line("N/A", f"{name}: qopt default task agreement within 5 points of FP32 (no result)")
         else:
             line("PASS" if d["task"] >= 95.0 else "FAIL",
-                 f"{name}: qopt default task agreement {fmt(d['task'])} % (FP32 100 %, goal >= 95 %)")
+                 f"{name}: qopt default task agreement {fmt(d['task'])} % (FP32 100 %, goal >= 95 %)"
+                 + clear_context(d, best(ort_methods(r))))
     for name in ("ppocr-mobile-cls", "ppocr-v4-det"):
         r = results.get(name)
         if r is None:
@@ -542,8 +543,8 @@ def summary_table(results):
 
 
 def full_table(results):
-    rows = ["| model | method | what | SQNR (dB) | pre-activation SQNR (dB) | cosine | task (%) | quantize (s) | status |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| model | method | what | SQNR (dB) | pre-activation SQNR (dB) | cosine | task (%) | task where FP32 is clear (%) | quantize (s) | status |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         for mid, e in r["methods"].items():
             status = e.get("status", "")
@@ -557,9 +558,32 @@ def full_table(results):
             if e.get("tool") == "onnxruntime" and "quantize_s" in e:
                 notes.append("timed on the reference machine")
             rows.append(f"| {name} | {mid} | {e.get('label', '')} | {fmt(e.get('sqnr_db'))} | {fmt(e.get('pre_sqnr_db'))} | "
-                        f"{fmt(e.get('cosine'), 4)} | {fmt(e.get('task'))} | {fmt(e.get('quantize_s'), 1)} | "
+                        f"{fmt(e.get('cosine'), 4)} | {fmt(e.get('task'))} | {clear_cell(e)} | {fmt(e.get('quantize_s'), 1)} | "
                         f"{'; '.join(notes)} |")
     return rows
+
+
+def clear_context(d, ort):
+    """What the agreement is where FP32 decides clearly (quality_common.clear_agreement), for the
+    default and ONNX Runtime's best: flips where FP32 is at a near tie say little."""
+    counted = d.get("clear_decisions")
+    if not counted:
+        return ""
+    if counted[0] == 0:
+        return f"; FP32 decides none of its {counted[1]} decisions clearly (top-2 margin < {qc.CLEAR_MARGIN})"
+    text = f"; where FP32 decides clearly ({counted[0]} of {counted[1]}): {fmt(d.get('task_clear'))} %"
+    if ort and ort[1].get("task_clear") is not None:
+        text += f", ONNX Runtime's {ort[0]} {fmt(ort[1]['task_clear'])} %"
+    return text
+
+
+def clear_cell(e):
+    """The task agreement where FP32 decides clearly (quality_common.clear_agreement), with how
+    many decisions that is: '97.6 (42 of 64)'."""
+    counted = e.get("clear_decisions")
+    if not counted:
+        return "-"
+    return f"{fmt(e.get('task_clear'))} ({counted[0]} of {counted[1]})"
 
 
 def mixed_precision_ratio(results, largest):
@@ -710,11 +734,16 @@ def main():
         for name, r in results.items():
             base = old["models"].setdefault(name, r)
             if base is not r:
+                # The model's own fields (evaluation samples, FP32 against the reference) are
+                # this run's: the data may have grown since the rows kept from earlier runs.
+                base.update({k: v for k, v in r.items() if k != "methods"})
                 base["methods"].update(r["methods"])
         rows = ", ".join(m.id for m in methods)
         meta = {k: v for k, v in old.items() if k not in ("models", "goals", "mixed_precision_vs_calibration")}
-        if any(m.family == "mixed" for m in methods):
-            meta["largest"] = args.largest  # mixed precision ran on this run's largest model
+        if any(m.family == "mixed" for m in methods) and meta.get("largest") in (None, *names):
+            # Mixed precision ran on this run's largest model, the goal's only if this run
+            # included the one recorded (a run on the small models leaves it alone).
+            meta["largest"] = args.largest
         note = (f"{rows} on {', '.join(names)} rerun with {os.path.abspath(args.qopt)} "
                 f"({source}) in {time.time() - started:.0f} s")
         meta["updated"] = "; ".join(filter(None, [meta.get("updated"), note]))
