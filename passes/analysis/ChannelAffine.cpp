@@ -81,6 +81,13 @@ void recordChannelAffine(PassContext& context, const std::string& tensor, int64_
   topic[tensor] = std::move(entry);
 }
 
+void recordChannelDivision(PassContext& context, const std::string& tensor, int64_t axis,
+                           std::span<const double> divisors) {
+  std::vector<double> inverse(divisors.size());
+  for (size_t c = 0; c < divisors.size(); ++c) inverse[c] = 1.0 / divisors[c];
+  recordChannelAffine(context, tensor, axis, inverse);
+}
+
 std::map<std::string, ChannelAffine> channelAffines(const PassContext& context) {
   std::map<std::string, ChannelAffine> out;
   const Json* topic = context.results().find(kTopic);

@@ -32,11 +32,8 @@ OutputSets runOutputs(const Graph& graph, std::span<const Sample> samples) {
   forEachSample<interp::Interpreter>(
       samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
       [&](interp::Interpreter& interpreter, size_t i) {
-        try {
-          sets[i] = interpreter.run(feedFor(graph, samples[i].inputs));
-        } catch (const Error& e) {
-          throw sampleError(e, samples[i]);
-        }
+        sets[i] = runningSample(samples[i],
+                                [&] { return interpreter.run(feedFor(graph, samples[i].inputs)); });
       });
   return sets;
 }

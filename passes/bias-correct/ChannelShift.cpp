@@ -213,11 +213,10 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
       samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
       [&](interp::Interpreter& interpreter, size_t i) {
         ShiftObserver observer(probe, layers);
-        try {
-          interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer);
-        } catch (const Error& e) {
-          throw analysis::sampleError(e, samples[i], "bias-correct, sample");
-        }
+        analysis::runningSample(
+            samples[i],
+            [&] { return interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer); },
+            "bias-correct, sample");
         perSample[i] = std::move(observer.sums);
       });
   std::vector<ChannelShift> shifts;

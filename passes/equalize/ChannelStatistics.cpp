@@ -139,11 +139,9 @@ std::map<const Value*, ChannelStatistics> collectChannelStatistics(
   size_t samples = 0;
   data.forEach(
       [&](analysis::Sample& sample) {
-        try {
-          interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
-        } catch (const Error& e) {
-          throw analysis::sampleError(e, sample);
-        }
+        analysis::runningSample(sample, [&] {
+          return interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
+        });
         ++samples;
         return true;
       },

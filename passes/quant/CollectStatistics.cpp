@@ -105,11 +105,9 @@ struct Worker {
       : observer(model, tensors), interpreter(model.graph()) {}
 
   void run(const Model& model, const analysis::Sample& sample) {
-    try {
-      interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
-    } catch (const Error& e) {
-      throw analysis::sampleError(e, sample);
-    }
+    analysis::runningSample(sample, [&] {
+      return interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
+    });
   }
 
   StatisticsObserver observer;

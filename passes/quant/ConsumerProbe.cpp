@@ -259,12 +259,10 @@ std::vector<std::vector<double>> measureConsumerErrors(const Model& model,
       samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
       [&](interp::Interpreter& interpreter, size_t i) {
         ProbeObserver observer(probe);
-        try {
-          interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer);
-        } catch (const Error& e) {
-          throw analysis::sampleError(e, samples[i],
-                                      "judging calibrator=auto's candidates on sample");
-        }
+        analysis::runningSample(
+            samples[i],
+            [&] { return interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer); },
+            "judging calibrator=auto's candidates on sample");
         perSample[i] = std::move(observer.sums);
       });
   ProbeSums total{std::vector<double>(probe.twins.size(), 0),

@@ -304,9 +304,7 @@ class QuantizeWeightsPass : public Pass {
                                                        choice.scales, group.front()->floatType);
       if (outcome.kind != wq::FoldKind::InsertedMul) {
         // The activation itself now holds x / s (verify maps it back).
-        std::vector<double> inverse(choice.scales.size());
-        for (size_t c = 0; c < inverse.size(); ++c) inverse[c] = 1.0 / choice.scales[c];
-        analysis::recordChannelAffine(context, activation->name(), -1, inverse);
+        analysis::recordChannelDivision(context, activation->name(), -1, choice.scales);
       }
       result.statistics.add(outcome.kind == wq::FoldKind::LayerNormalization
                                 ? "awq-folded-layernorm"

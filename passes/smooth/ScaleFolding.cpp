@@ -296,10 +296,8 @@ Division divideFor(Value* x, const FactorShape& shape, std::span<const double> s
   if (!steps.empty()) {
     applyFold(steps, shape, scales);
     // x and every tensor the fold went through are now divided by the factors.
-    std::vector<double> inverse(scales.size());
-    for (size_t c = 0; c < scales.size(); ++c) inverse[c] = 1.0 / scales[c];
     for (const FoldStep& step : steps) {
-      analysis::recordChannelAffine(context, step.node->output(0)->name(), shape.axis, inverse);
+      analysis::recordChannelDivision(context, step.node->output(0)->name(), shape.axis, scales);
     }
     return {true, "folded into " + describeFold(steps)};
   }

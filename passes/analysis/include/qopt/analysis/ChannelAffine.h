@@ -31,6 +31,11 @@ struct ChannelAffine {
 void recordChannelAffine(PassContext& context, const std::string& tensor, int64_t axis,
                          std::span<const double> scale, std::span<const double> offset = {});
 
+/// Records that `tensor` now holds x / divisors per channel along `axis` (a division folded into
+/// what computes it).
+void recordChannelDivision(PassContext& context, const std::string& tensor, int64_t axis,
+                           std::span<const double> divisors);
+
 /// Every record, by tensor name.
 std::map<std::string, ChannelAffine> channelAffines(const PassContext& context);
 

@@ -50,11 +50,12 @@ Error sampleError(const Error& e, const Sample& sample, std::string_view doing =
 
 /// Runs `run` (one run of the model on `sample`) and rethrows what it raises as sampleError.
 template <typename Run>
-decltype(auto) runningSample(const Sample& sample, Run&& run) {
+decltype(auto) runningSample(const Sample& sample, Run&& run,
+                             std::string_view doing = "running sample") {
   try {
     return run();
   } catch (const Error& e) {
-    throw sampleError(e, sample);
+    throw sampleError(e, sample, doing);
   }
 }
 
