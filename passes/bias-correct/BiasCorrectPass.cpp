@@ -14,6 +14,7 @@
 #include "BiasUpdate.h"
 #include "ChannelShift.h"
 #include "CorrectedLayers.h"
+#include "qopt/analysis/ChannelAffine.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/PassContext.h"
@@ -50,8 +51,8 @@ class BiasCorrectPass : public Pass {
       throw Error(ErrorKind::Internal, model.sourcePath, "pass 'bias-correct'",
                   "the pass manager kept no copy of the input model");
     }
-    std::vector<biascorrect::CorrectedLayer> layers =
-        biascorrect::findCorrectedLayers(model, *original, context.nameMap(), result);
+    std::vector<biascorrect::CorrectedLayer> layers = biascorrect::findCorrectedLayers(
+        model, *original, context.nameMap(), analysis::channelAffines(context), result);
     result.statistics["layers-skipped"] = static_cast<int64_t>(result.remarks.size());
     if (layers.empty()) {
       result.note("model",
@@ -84,8 +85,8 @@ class BiasCorrectPass : public Pass {
             fmt::format("bias not corrected: its float version in the input model "
                         "computes something else ({:.0f}% of its output in channels "
                         "off by more than {:.0f}%, one {:.3g} times the float one; "
-                        "SQNR {:.1f} dB): a pass before insert-qdq (equalize?) "
-                        "rescaled the layer",
+                        "SQNR {:.1f} dB): a pass before insert-qdq rescaled the "
+                        "layer without recording it",
                         100 * shifts[k].rescaledShare, 100 * biascorrect::kMaxGainDeviation,
                         shifts[k].worstGain, shifts[k].sqnrDb));
         continue;

@@ -54,6 +54,42 @@ Value* constantCopy(Graph& graph, const Value* value) {
   return copy;
 }
 
+/// `op`(in, constant) before `before`, the constant one value per channel (`dims`), the output
+/// typed as `in`.
+Value* withChannelConstant(Graph& graph, Node* before, const char* op, Value* in,
+                           const std::vector<int64_t>& dims, const std::vector<double>& values) {
+  const DataType type = in->type().isTensor() && in->type().elemType != DataType::Undefined
+                            ? in->type().elemType
+                            : DataType::Float;
+  auto constant = std::make_shared<Tensor>(Tensor::fromDoubles(type, dims, values));
+  constant->setName(graph.model().uniqueValueName(in->name() + "_bias_channels"));
+  Value* c = graph.addInitializer(constant);
+  c->setType(ValueType::tensor(type, dims));
+  Node* node = graph.createEmptyNode(op, {}, before);
+  node->setName(graph.model().uniqueNodeName(in->name() + "_bias_" + op));
+  node->addInput(in);
+  node->addInput(c);
+  Value* out = node->addOutput(graph.model().uniqueValueName(in->name() + "_bias_" + op));
+  out->setType(in->type());
+  return out;
+}
+
+/// x from a * x + b (the record undone).
+Value* undoAffine(Graph& graph, Node* before, Value* changed, const analysis::ChannelAffine& a,
+                  const std::vector<int64_t>& dims) {
+  Value* out = changed;
+  if (!a.offset.empty()) out = withChannelConstant(graph, before, "Sub", out, dims, a.offset);
+  return withChannelConstant(graph, before, "Div", out, dims, a.scale);
+}
+
+/// a * x + b (the record applied).
+Value* redoAffine(Graph& graph, Node* before, Value* x, const analysis::ChannelAffine& a,
+                  const std::vector<int64_t>& dims) {
+  Value* out = withChannelConstant(graph, before, "Mul", x, dims, a.scale);
+  if (!a.offset.empty()) out = withChannelConstant(graph, before, "Add", out, dims, a.offset);
+  return out;
+}
+
 Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, ShiftMode mode) {
   Probe probe;
   probe.model = model.clone();
@@ -68,8 +104,12 @@ Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, Shi
                   "the probe's copy of the graph differs");
     }
     Node* before = node->next();
-    // The float layer, reading x.
+    // The float layer, reading x as the input model computed it; its output as the current
+    // model should compute it (CorrectedLayers.h).
     Value* current = x;
+    if (layer.inputAffine) {
+      current = undoAffine(graph, before, current, *layer.inputAffine, layer.inputAffineDims);
+    }
     for (const Node* original : layer.floatChain) {
       Node* copy = copyNode(graph, *original, before);
       for (const Value* in : original->inputs()) {
@@ -82,6 +122,9 @@ Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, Shi
         }
       }
       current = addTwinOutput(graph, *original, copy);
+    }
+    if (layer.outputAffine) {
+      current = redoAffine(graph, before, current, *layer.outputAffine, layer.outputAffineDims);
     }
     const Value* measured = node->output(0);
     if (mode == ShiftMode::Analytic && layer.inputQuantized) {

@@ -30,8 +30,8 @@ struct ChannelShift {
   /// The gain of each channel is the least-squares slope of the layer's output on its float
   /// version's: quantization noise leaves it near 1 (a weak channel, its output nearly
   /// cancelled, strays further). A float version in the input model that computes something
-  /// else, a layer that a pass between it and insert-qdq rescaled per channel (as equalize
-  /// does), moves most of the output's energy to gains far from 1.
+  /// else, a layer that a pass between it and insert-qdq rescaled per channel without
+  /// recording it (CorrectedLayers.h), moves most of the output's energy to gains far from 1.
   double worstGain = 1;      // furthest from 1 among channels with a share of the signal
   double rescaledShare = 0;  // of the float output's energy, in channels off by kMaxGainDeviation
 };

@@ -44,6 +44,60 @@ int64_t outputChannels(const Node& node, const std::vector<int64_t>& weightDims)
   return weightDims[1];  // MatMul: [K, N]
 }
 
+/// The channels of the activation a layer reads (its weight's input side).
+int64_t inputChannels(const Node& node, const std::vector<int64_t>& weightDims) {
+  if (node.is("Conv")) return weightDims[1] * node.attrInt("group", 1);
+  if (node.is("Gemm")) return node.attrInt("transB", 0) != 0 ? weightDims[1] : weightDims[0];
+  return weightDims[0];  // MatMul: [K, N]
+}
+
+/// The rank of `value` when its type or the layer tells it, else 0.
+int64_t rankOf(const Node& layer, const Value* value, const std::vector<int64_t>& weightDims) {
+  if (layer.is("Conv")) return static_cast<int64_t>(weightDims.size());
+  if (layer.is("Gemm")) return 2;
+  const ValueType& type = value->type();
+  return type.isTensor() && type.shape ? static_cast<int64_t>(type.shape->size()) : 0;
+}
+
+/// The dims of a constant holding one value per channel of a tensor of rank `rank` (0: unknown)
+/// along `axis` (negative: from the end); empty when they cannot be told.
+std::vector<int64_t> channelConstantDims(int64_t axis, int64_t channels, int64_t rank) {
+  int64_t trailing = 0;
+  if (axis < 0) {
+    if (rank > 0 && -axis > rank) return {};
+    trailing = -axis - 1;
+  } else if (axis < rank) {
+    trailing = rank - 1 - axis;
+  } else {
+    return {};
+  }
+  std::vector<int64_t> dims{channels};
+  dims.resize(static_cast<size_t>(1 + trailing), 1);
+  return dims;
+}
+
+/// Attaches the record of `value`, if any, to the layer; false with `why` when it does not fit.
+bool attachAffine(const std::map<std::string, analysis::ChannelAffine>& affines, const Value* value,
+                  int64_t channels, int64_t rank, std::optional<analysis::ChannelAffine>& affine,
+                  std::vector<int64_t>& dims, std::string& why) {
+  auto it = affines.find(value->name());
+  if (it == affines.end()) return true;
+  const analysis::ChannelAffine& record = it->second;
+  if (static_cast<int64_t>(record.scale.size()) != channels) {
+    why = fmt::format("a pass before it rescaled '{}' over {} channels, where the layer has {}",
+                      value->name(), record.scale.size(), channels);
+    return false;
+  }
+  dims = channelConstantDims(record.axis, channels, rank);
+  if (dims.empty()) {
+    why = fmt::format("a pass before it rescaled '{}' along axis {}, and its rank is unknown",
+                      value->name(), record.axis);
+    return false;
+  }
+  affine = record;
+  return true;
+}
+
 /// Original values by the name of the current value that stands for them.
 std::unordered_map<std::string, std::vector<const Value*>> originalsByCurrentName(
     const Graph& original, const NameMap& names) {
@@ -67,8 +121,9 @@ int64_t channelAxis(const Node& layer, int64_t outputRank) {
   return layer.is("Conv") ? 1 : outputRank - 1;
 }
 
-std::vector<CorrectedLayer> findCorrectedLayers(Model& model, const Model& original,
-                                                const NameMap& names, PassResult& result) {
+std::vector<CorrectedLayer> findCorrectedLayers(
+    Model& model, const Model& original, const NameMap& names,
+    const std::map<std::string, analysis::ChannelAffine>& affines, PassResult& result) {
   const Graph& originalGraph = original.graph();
   std::unordered_map<const Node*, size_t> originalOrder;
   size_t index = 0;
@@ -154,6 +209,16 @@ std::vector<CorrectedLayer> findCorrectedLayers(Model& model, const Model& origi
       continue;
     }
     layer.floatChain.assign(chain.begin(), chain.end());
+    const std::vector<int64_t>& dims = weight->dims();
+    if (!attachAffine(affines, layer.input, inputChannels(*node, dims),
+                      rankOf(*node, layer.input, dims), layer.inputAffine, layer.inputAffineDims,
+                      why) ||
+        !attachAffine(affines, node->output(0), layer.channels,
+                      rankOf(*node, node->output(0), dims), layer.outputAffine,
+                      layer.outputAffineDims, why)) {
+      missed(why);
+      continue;
+    }
     layers.push_back(std::move(layer));
   }
   return layers;

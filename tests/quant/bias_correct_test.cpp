@@ -265,6 +265,56 @@ TEST(BiasCorrect, Int32BiasIsRequantized) {
   expectChannels(runModel(*model, x), 9, layerOutput(false, 2, -2), step);
 }
 
+// equalize rescales Conv1's output channels by a_c (weights and bias) and Conv2's input
+// channels by 1 / a_c, and records it; bias-correct compares each layer with its float version
+// mapped through those records, so it corrects both layers, and Conv1's output after it is
+// a_c times the float Conv1's exactly (the input, 2 and -2, is exact in int8; analytic mode
+// removes the weights' error).
+TEST(BiasCorrect, LayersThatEqualizeRescaledAreCorrected) {
+  ScratchDir dir;
+  constexpr const char* kPair = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 3, 3] x) => (float[1, 2, 3, 3] y)
+    <float[2, 2, 1, 1] w1 = {1.0, 0.3, -0.45, 0.7}, float[2] b1 = {0.25, 3.5},
+     float[2, 2, 1, 1] w2 = {4.0, 0.1, -3.0, 0.2}, float[2] b2 = {0.5, -0.5}> {
+  y1 = Conv <kernel_shape = [1, 1]> (x, w1, b1)
+  r = Relu(y1)
+  y = Conv <kernel_shape = [1, 1]> (r, w2, b2)
+}
+)";
+  const char* quantize = "equalize{absorb-bias=false},insert-qdq{calibrator=max min-channels=0}";
+  const interp::Array x = convInput();
+  auto firstBias = [](const Model& model) {
+    for (const Node* node : model.graph().nodes()) {
+      if (node->is("Conv")) return node->input(2)->initializer()->toDoubles();
+    }
+    return std::vector<double>{};
+  };
+  // a_c from the equalized bias (b1' = a_c b1).
+  auto equalized = parseModelText(kPair, "pair.onnxtxt");
+  runPipeline(*equalized, quantize, x, dir);
+  const std::vector<double> scaledBias = firstBias(*equalized);
+  ASSERT_EQ(scaledBias.size(), 2u);
+  const std::vector<double> a = {scaledBias[0] / 0.25, scaledBias[1] / 3.5};
+  EXPECT_GT(std::fabs(a[0] - 1.0), 0.1);  // equalize did rescale the channels
+  EXPECT_GT(std::fabs(a[1] - 1.0), 0.1);
+
+  auto model = parseModelText(kPair, "pair.onnxtxt");
+  PassResult result = runPipeline(*model, std::string(quantize) + ",bias-correct", x, dir);
+  EXPECT_EQ(result.statistics["biases-corrected"], 2);
+  EXPECT_EQ(result.statistics["layers-skipped"], 0);
+  for (const Remark& remark : result.remarks) {
+    EXPECT_NE(remark.kind, Remark::Kind::Missed) << remark.subject << ": " << remark.message;
+  }
+  model->graph().addOutput(model->graph().findValue("y1"));
+  interp::Interpreter interpreter(model->graph());
+  const std::vector<float> y1 = interpreter.run({{"x", x}}).at(1).toFloatVector();
+  std::vector<double> expected = layerOutput(false, 2, -2);  // W1 x + b1 with b1 = kBias...
+  expected[1] += 3.5 - kBias[1];                             // ...but b1[1] = 3.5
+  for (size_t c = 0; c < 2; ++c) expected[c] *= a[c];
+  expectChannels(y1, 9, expected, 1e-5);
+}
+
 // A model quantized elsewhere has no float weights to compare with: nothing changes, and the
 // remarks say why.
 TEST(BiasCorrect, QuantizedInputModelIsLeftAlone) {
