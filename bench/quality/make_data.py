@@ -4,7 +4,8 @@ token ids (bench/quality/quality_common.py turns them into model inputs):
 
   ppocr-v4-det      320x320 pages: text lines of several fonts, sizes and colours on light paper,
                     with rules and boxes as clutter
-  ppocr-v4-rec      48x320 text lines, resized to height 48 and padded as PaddleOCR does
+  ppocr-v4-rec      48x320 text lines, resized to height 48 and padded as PaddleOCR does; a line
+                    too long for 320 loses words at its end (PaddleOCR widens, never squeezes)
   ppocr-mobile-cls  48x192 text lines, every other one upside down (the classifier's two classes)
   vit-b16           224x224 scenes: gradients, filled shapes, a little text, sensor noise
   gpt2              128 token ids drawn from a Zipf-like law over GPT-2's 50257 ids
@@ -113,15 +114,22 @@ def page(rng, size):
     return to_chw(add_noise(img, rng, rng.uniform(1.0, 5.0)))
 
 
-def text_line(rng, height, width, flip):
-    """A cropped text line resized to `height` keeping its aspect ratio (at most `width` wide) and
-    padded on the right with 128, which PaddleOCR's normalization maps to about 0, its padding."""
+def text_line(rng, height, width, flip, squeeze):
+    """A cropped text line resized to `height` keeping its aspect ratio and padded on the right
+    with 128, which PaddleOCR's normalization maps to about 0, its padding. A line wider than
+    `width` at that height is squeezed where PaddleOCR squeezes it (the direction classifier);
+    where PaddleOCR widens the input instead (the recognizer reads each line at its own aspect
+    ratio), words are dropped from its end until it fits, so no line is squeezed."""
     f = font(rng, int(rng.integers(26, 40)))
     text = phrase(rng, 4 if width > 200 else 2)
     probe = ImageDraw.Draw(Image.new("RGB", (8, 8)))
-    left, top, right, bottom = probe.textbbox((0, 0), text, font=f)
     margin_x, margin_y = int(rng.integers(2, 10)), int(rng.integers(2, 8))
-    w, h = right - left + 2 * margin_x, bottom - top + 2 * margin_y
+    while True:
+        left, top, right, bottom = probe.textbbox((0, 0), text, font=f)
+        w, h = right - left + 2 * margin_x, bottom - top + 2 * margin_y
+        if squeeze or " " not in text or height * w <= width * h:
+            break
+        text = text.rsplit(" ", 1)[0]
     img = paper(rng, h, w)
     ImageDraw.Draw(img).text((margin_x - left, margin_y - top), text, font=f, fill=ink(rng))
     if flip:
@@ -171,9 +179,9 @@ def render(model, count, rng, split_index):
     if model == "ppocr-v4-det":
         return np.stack([page(rng, shape[2]) for _ in range(count)])
     if model == "ppocr-v4-rec":
-        return np.stack([text_line(rng, shape[2], shape[3], False) for _ in range(count)])
+        return np.stack([text_line(rng, shape[2], shape[3], False, squeeze=False) for _ in range(count)])
     if model == "ppocr-mobile-cls":
-        return np.stack([text_line(rng, shape[2], shape[3], (i + split_index) % 2 == 1)
+        return np.stack([text_line(rng, shape[2], shape[3], (i + split_index) % 2 == 1, squeeze=True)
                          for i in range(count)])
     if model == "vit-b16":
         return np.stack([scene(rng, shape[2]) for _ in range(count)])
