@@ -184,5 +184,35 @@ class RegeneratedWeights(unittest.TestCase):
                                         qc.regenerated_values("b", 64, 0, 1)))
 
 
+class Builds(unittest.TestCase):
+    """results.md names, per build, the rows whose latest run it made (run_quality.py)."""
+
+    def test_a_build_that_runs_again_moves_to_the_end(self):
+        import run_quality as rq
+        meta = {}
+        for source in (("aaa1111", "first"), ("bbb2222", "second"), ("aaa1111", "first")):
+            rq.remember_build(meta, source)
+        self.assertEqual([b["commit"] for b in meta["builds"]], ["bbb2222", "aaa1111"])
+
+    def test_rows_are_listed_under_their_latest_build_newest_first(self):
+        import run_quality as rq
+        results = {
+            "m1": {"methods": {"qopt-a": {}, "qopt-b": {}, "ort-x": {}}},
+            "m2": {"methods": {"qopt-a": {}, "qopt-b": {}}},
+        }
+        old = {"commit": "old0000", "subject": "older build"}
+        new = {"commit": "new0000", "subject": "x" * 150}
+        for r in results.values():
+            rq.tag_rows(r, ("old0000", "older build"))
+        rq.tag_rows({"methods": {"qopt-b": results["m1"]["methods"]["qopt-b"]}}, ("new0000", ""))
+        self.assertNotIn("build", results["m1"]["methods"]["ort-x"])
+        lines = rq.builds_lines(results, [old, new])
+        self.assertEqual(len(lines), 2)
+        self.assertTrue(lines[0].startswith("- `new0000` "))
+        self.assertIn(": m1 (qopt-b)", lines[0])
+        self.assertLess(len(lines[0]), 150)  # the subject is shortened
+        self.assertEqual(lines[1], "- `old0000` older build: m1 (qopt-a); m2 (every qopt row)")
+
+
 if __name__ == "__main__":
     unittest.main()

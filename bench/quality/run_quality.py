@@ -313,10 +313,50 @@ class Runner:
 
 
 def qopt_source(qopt):
-    """The commit of the source tree that holds the build (the build may lag behind it)."""
+    """The commit of the source tree that holds the build (the build may lag behind it): a
+    (short hash, subject) pair, or None outside a git tree."""
     tree = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(qopt))))
     proc = subprocess.run(["git", "-C", tree, "log", "-1", "--format=%h %s"], capture_output=True, text=True)
-    return f"{tree} at {proc.stdout.strip()}" if proc.returncode == 0 else None
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return None
+    commit, _, subject = proc.stdout.strip().partition(" ")
+    return commit, subject
+
+
+def tag_rows(result, source):
+    """Marks the qopt rows of one model's run with the commit of the build that ran them."""
+    for mid, entry in result["methods"].items():
+        if mid.startswith("qopt-"):
+            entry["build"] = source[0] if source else "unknown"
+
+
+SUBJECT_CHARS = 100
+
+
+def builds_lines(results, builds):
+    """Markdown bullets: each build (commit) and the rows whose latest run it made, newest
+    first (`builds`: remember_build's list, oldest first)."""
+    rows = {}
+    for name, r in results.items():
+        qopt_rows = [m for m in r["methods"] if m.startswith("qopt-")]
+        for mid in qopt_rows:
+            build = r["methods"][mid].get("build", "unknown")
+            rows.setdefault(build, {}).setdefault(name, []).append(mid)
+    lines = []
+    subjects = {b["commit"]: b["subject"] for b in builds}
+    order = [b["commit"] for b in reversed(builds)] + [b for b in rows if b not in subjects]
+    for build in order:
+        if build not in rows:
+            continue
+        subject = subjects.get(build, "")
+        if len(subject) > SUBJECT_CHARS:
+            subject = subject[:SUBJECT_CHARS].rsplit(" ", 1)[0] + " ..."
+        parts = []
+        for name, mids in rows[build].items():
+            every = len(mids) == sum(1 for m in results[name]["methods"] if m.startswith("qopt-"))
+            parts.append(f"{name} ({'every qopt row' if every else ', '.join(mids)})")
+        lines.append(f"- `{build}` {subject}: " + "; ".join(parts))
+    return lines
 
 
 def pass_times(report):
@@ -625,6 +665,14 @@ def in_order(results):
     return out
 
 
+def remember_build(meta, source):
+    """Appends the build's commit and subject to meta["builds"], a list in the order the
+    builds ran (a commit that ran before moves to the end)."""
+    commit, subject = source if source else ("unknown", "a build outside a git tree")
+    builds = [b for b in meta.get("builds", []) if b["commit"] != commit]
+    meta["builds"] = builds + [{"commit": commit, "subject": subject}]
+
+
 def write_results(args, results, run):
     os.makedirs(args.out_dir, exist_ok=True)
     results = in_order(results)
@@ -642,9 +690,9 @@ def write_results(args, results, run):
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
     md = ["# Quantization quality: qopt and ONNX Runtime", "",
-          f"Written by bench/quality/run_quality.py in {out['wall_s']:.0f} s; qopt: `{out['qopt']}` "
-          f"({out.get('qopt_source') or 'source unknown'}); data {data_check}."
-          + (f" Updated: {out['updated']}." if out.get("updated") else ""), "", "## Summary (task metric % / output SQNR dB against FP32)", ""]
+          f"Written by bench/quality/run_quality.py; data {data_check}. Each qopt row comes from "
+          f"the latest run of it (`--methods ... --update`), with the build of the commit named "
+          f"below.", "", "## Summary (task metric % / output SQNR dB against FP32)", ""]
     md += summary_table(results)
     md += ["", "## FP32 outputs here against the reference machine's", ""]
     for name, r in results.items():
@@ -656,7 +704,9 @@ def write_results(args, results, run):
         md += ["", f"Mixed precision on {ratio['model']} (the largest model): its pass took "
                    f"{ratio['mixed_precision_s']:.1f} s, calibration (insert-qdq) {ratio['insert_qdq_s']:.1f} s: "
                    f"ratio {ratio['ratio']:.2f}."]
-    md += ["", "## Every method", ""] + full_table(results) + ["", "## Goals", ""]
+    md += ["", "## Every method", ""] + full_table(results)
+    md += ["", "## Builds (the rows each one ran last)", ""] + builds_lines(results, out.get("builds", []))
+    md += ["", "## Goals", ""]
     md += [f"- {g}" for g in goal_lines]
     with open(os.path.join(args.out_dir, "results.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(md) + "\n")
@@ -724,8 +774,9 @@ def main():
         results = {}
         for name in names:
             log(f"== {name}")
-            results[name] = merge_reference(run_model(runner, name, paths[name], methods, args, reference),
-                                            reference)
+            result = run_model(runner, name, paths[name], methods, args, reference)
+            tag_rows(result, source)
+            results[name] = merge_reference(result, reference)
     except BenchError as e:
         sys.exit(f"error: {e}")
     if args.update:
@@ -744,16 +795,14 @@ def main():
             # Mixed precision ran on this run's largest model, the goal's only if this run
             # included the one recorded (a run on the small models leaves it alone).
             meta["largest"] = args.largest
-        note = (f"{rows} on {', '.join(names)} rerun with {os.path.abspath(args.qopt)} "
-                f"({source}) in {time.time() - started:.0f} s")
-        meta["updated"] = "; ".join(filter(None, [meta.get("updated"), note]))
+        log(f"{rows} on {', '.join(names)} rerun in {time.time() - started:.0f} s")
+        remember_build(meta, source)
         write_results(args, {n: merge_reference(r, reference) for n, r in old["models"].items()}, meta)
         return
-    write_results(args, results, {
-        "qopt": os.path.abspath(args.qopt), "qopt_source": source,
-        "passes": sorted(caps), "data": data_check, "largest": args.largest,
-        "wall_s": round(time.time() - started, 1),
-        "available": {m.id: (m.missing is None) for m in methods}})
+    meta = {"passes": sorted(caps), "data": data_check, "largest": args.largest,
+            "available": {m.id: (m.missing is None) for m in methods}}
+    remember_build(meta, source)
+    write_results(args, results, meta)
 
 
 if __name__ == "__main__":
