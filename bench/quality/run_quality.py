@@ -137,9 +137,9 @@ def qopt_methods(caps, pipelines_dir):
                           missing=need("equalize", "bias-correct")))
     gptq_missing = (None if "gptq" in enum_values(iq.get("weight-rounding"))
                     else "insert-qdq has no weight-rounding=gptq")
-    gptq = "fold-bn,equalize,insert-qdq{weight-rounding=gptq},bias-correct"
-    methods.append(Method("qopt-gptq", f"{gptq} (trt-int8.qp, weights rounded by GPTQ)", "int8",
-                          [gptq], missing=gptq_missing or need("equalize", "bias-correct")))
+    nearest = "fold-bn,equalize,insert-qdq{weight-rounding=nearest},bias-correct"
+    methods.append(Method("qopt-nearest", f"{nearest} (trt-int8.qp, weights rounded to nearest)", "int8",
+                          [nearest], missing=gptq_missing or need("equalize", "bias-correct")))
     methods.append(Method("qopt-smooth", "fold-bn,smooth,insert-qdq", "int8",
                           ["fold-bn,smooth,insert-qdq"], missing=need("smooth")))
     precision = iq.get("precision")
