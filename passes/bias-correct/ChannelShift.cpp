@@ -99,14 +99,16 @@ Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, Shi
   for (const CorrectedLayer& layer : layers) {
     Node* node = layer.position < nodes.size() ? nodes[layer.position] : nullptr;
     Value* x = graph.findValue(layer.input->name());
-    if (node == nullptr || node->opType() != layer.node->opType() || x == nullptr) {
+    Value* chainInput = graph.findValue(layer.chainInput->name());
+    if (node == nullptr || node->opType() != layer.node->opType() || x == nullptr ||
+        chainInput == nullptr) {
       throw Error(ErrorKind::Internal, model.sourcePath, layer.node->describe(),
                   "the probe's copy of the graph differs");
     }
     Node* before = node->next();
     // The float layer, reading x as the input model computed it; its output as the current
     // model should compute it (CorrectedLayers.h).
-    Value* current = x;
+    Value* current = chainInput;
     if (layer.inputAffine) {
       current = undoAffine(graph, before, current, *layer.inputAffine, layer.inputAffineDims);
     }

@@ -29,6 +29,18 @@ Value* beforeQuantization(Value* value) {
   return q->input(0);
 }
 
+/// x when `value` is a Mul of x by a constant, else null.
+Value* scaledInput(Value* value) {
+  Node* mul = value->producer();
+  if (mul == nullptr || !mul->is("Mul") || mul->numInputs() != 2) return nullptr;
+  for (size_t i = 0; i < 2; ++i) {
+    if (fold::isConstantValue(mul->input(i)) && isRunTimeInput(mul->input(1 - i))) {
+      return mul->input(1 - i);
+    }
+  }
+  return nullptr;
+}
+
 /// Whether `value` is DequantizeLinear of a constant (a quantized weight).
 bool isDequantizedConstant(const Value* value) {
   const Node* dq = value != nullptr ? value->producer() : nullptr;
@@ -166,7 +178,16 @@ std::vector<CorrectedLayer> findCorrectedLayers(
     // The float layer: from the latest original value standing for the output, back through
     // nodes with one run-time input each, to an original value standing for the activation.
     auto outs = originals.find(node->output(0)->name());
+    layer.chainInput = layer.input;
     auto ins = originals.find(layer.input->name());
+    if (ins == originals.end()) {
+      // A Mul by a constant that a pass inserted (it stands for nothing in the input model) and
+      // compensated in the weights: the float layer reads what the Mul scales.
+      if (Value* x = scaledInput(layer.input)) {
+        layer.chainInput = x;
+        ins = originals.find(x->name());
+      }
+    }
     if (outs == originals.end() || ins == originals.end()) {
       missed("the input model has no float counterpart of it (name map)");
       continue;
@@ -210,9 +231,9 @@ std::vector<CorrectedLayer> findCorrectedLayers(
     }
     layer.floatChain.assign(chain.begin(), chain.end());
     const std::vector<int64_t>& dims = weight->dims();
-    if (!attachAffine(affines, layer.input, inputChannels(*node, dims),
-                      rankOf(*node, layer.input, dims), layer.inputAffine, layer.inputAffineDims,
-                      why) ||
+    if (!attachAffine(affines, layer.chainInput, inputChannels(*node, dims),
+                      rankOf(*node, layer.chainInput, dims), layer.inputAffine,
+                      layer.inputAffineDims, why) ||
         !attachAffine(affines, node->output(0), layer.channels,
                       rankOf(*node, node->output(0), dims), layer.outputAffine,
                       layer.outputAffineDims, why)) {

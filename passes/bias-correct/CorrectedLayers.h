@@ -31,6 +31,9 @@ struct CorrectedLayer {
   Node* node = nullptr;    // the quantized layer, in the current model
   size_t position = 0;     // its index in the current graph's node order
   Value* input = nullptr;  // its activation as a float: before its QuantizeLinear, if any
+  /// What the float layer reads: `input`, or, when a pass put a Mul by a constant before the
+  /// layer and rescaled its weights to match (equalize's inserted division), that Mul's input.
+  Value* chainInput = nullptr;
   bool inputQuantized = false;
   int64_t channels = 0;  // output channels (the bias length)
   /// The float layer in the input model, first node reading the activation, last node giving

@@ -315,6 +315,34 @@ g (float[1, 2, 3, 3] x) => (float[1, 2, 3, 3] y)
   expectChannels(y1, 9, expected, 1e-5);
 }
 
+// After a HardSwish, equalize balances a depthwise input with a Mul it inserts (x * 1/s, the
+// weights times s): the float layer reads the Mul's input, and with the balanced activation
+// exact in int8 (channels 5/3 and -1/3 * 5), the corrected output is the float one exactly.
+TEST(BiasCorrect, DepthwiseLayerBehindEqualizesMulIsCorrected) {
+  ScratchDir dir;
+  auto model = parseModelText(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1, 2, 3, 3] x) => (float[1, 2, 2, 2] y)
+    <float[2, 1, 2, 2] w = {1.0, 0.3, -0.45, 0.7, 0.21, -0.66, 0.9, -0.37}, float[2] b = {0.25, -0.5}> {
+  h = HardSwish(x)
+  y = Conv <kernel_shape = [2, 2], group = 2> (h, w, b)
+}
+)",
+                              "dw.onnxtxt");
+  const interp::Array x = convInput();  // channel 0: 2, channel 1: -2
+  PassResult result = runPipeline(
+      *model, "equalize,insert-qdq{calibrator=max min-channels=0},bias-correct", x, dir);
+  bool inserted = false;
+  for (const Node* node : model->graph().nodes()) inserted = inserted || node->is("Mul");
+  ASSERT_TRUE(inserted);  // equalize balanced the input with a Mul
+  EXPECT_EQ(result.statistics["biases-corrected"], 1);
+  EXPECT_EQ(result.statistics["layers-skipped"], 0);
+  const double h0 = 2.0 * 5.0 / 6.0, h1 = -2.0 * 1.0 / 6.0;  // HardSwish(2), HardSwish(-2)
+  const std::vector<double> exact = {(1.0 + 0.3 - 0.45 + 0.7) * h0 + 0.25,
+                                     (0.21 - 0.66 + 0.9 - 0.37) * h1 - 0.5};
+  expectChannels(runModel(*model, x), 4, exact, 1e-5);
+}
+
 // A model quantized elsewhere has no float weights to compare with: nothing changes, and the
 // remarks say why.
 TEST(BiasCorrect, QuantizedInputModelIsLeftAlone) {
