@@ -3,24 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define QOPT_SMOOTH_CLONES \
-  __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
-#else
-#define QOPT_SMOOTH_CLONES
-#endif
+#include "../quantize-weights/DenseMath.h"
 
 namespace qopt::smooth {
 namespace {
 
 constexpr double kLevels = 127.0;  // symmetric int8
 
-// Symmetric fake quantization as QuantizeLinear/DequantizeLinear compute it: round half to
-// even, saturate to [-128, 127].
-double fakeQuantize(double x, double scale) {
+// The symmetric int8 code QuantizeLinear gives x: round half to even, saturated to
+// [-128, 127] (0 for a zero scale, whose DequantizeLinear gives 0 anyway).
+double code(double x, double scale) {
   if (scale <= 0) return 0;
-  double q = std::nearbyint(x / scale);
-  return std::clamp(q, -128.0, 127.0) * scale;
+  return std::clamp(std::nearbyint(x / scale), -128.0, 127.0);
 }
 
 }  // namespace
@@ -54,36 +48,37 @@ namespace {
 std::vector<std::vector<double>> floatOutputs(std::span<const float> rows, size_t k,
                                               std::span<const WeightMatrix> weights) {
   const size_t count = k == 0 ? 0 : rows.size() / k;
+  const std::vector<double> x(rows.begin(), rows.end());
   std::vector<std::vector<double>> outputs;
   for (const WeightMatrix& w : weights) {
-    const size_t n = w.cols;
-    std::vector<double> y(count * n, 0.0);
-    for (size_t r = 0; r < count; ++r) {
-      double* yr = &y[r * n];
-      for (size_t j = 0; j < k; ++j) {
-        const double a = rows[r * k + j];
-        const double* wr = &w.values[j * n];
-        for (size_t c = 0; c < n; ++c) yr[c] += a * wr[c];
-      }
-    }
+    std::vector<double> y(count * w.cols, 0.0);
+    wq::dense::multiplyAdd(false, static_cast<int64_t>(count), static_cast<int64_t>(w.cols),
+                           static_cast<int64_t>(k), 1.0, x.data(), static_cast<int64_t>(k),
+                           w.values.data(), static_cast<int64_t>(w.cols), y.data(),
+                           static_cast<int64_t>(w.cols));
     outputs.push_back(std::move(y));
   }
   return outputs;
 }
 
-// `error` plus the squared differences of the quantized activations times the quantized weights,
-// row by row, from `reference`.
-QOPT_SMOOTH_CLONES double rowErrors(const double* xq, size_t count, size_t k, const double* wq,
-                                    size_t n, const double* reference, double* yq, double error) {
+// `error` plus the squared differences of Q(X / s) Q(diag(s) W) from `reference`. The product is
+// taken on the integer codes, exact in double (each sum is at most 128 * 128 * k in magnitude,
+// far below 2^53) whatever order BLAS sums in, and scaled afterwards: x scale times column c's.
+double codeErrors(const std::vector<double>& xCodes, double xScale, size_t count, size_t k,
+                  const std::vector<double>& wCodes, const std::vector<double>& wScales, size_t n,
+                  const double* reference, double error) {
+  std::vector<double> products(count * n, 0.0);
+  wq::dense::multiplyAdd(false, static_cast<int64_t>(count), static_cast<int64_t>(n),
+                         static_cast<int64_t>(k), 1.0, xCodes.data(), static_cast<int64_t>(k),
+                         wCodes.data(), static_cast<int64_t>(n), products.data(),
+                         static_cast<int64_t>(n));
   for (size_t r = 0; r < count; ++r) {
-    std::fill(yq, yq + n, 0.0);
-    for (size_t j = 0; j < k; ++j) {
-      const double aq = xq[r * k + j];
-      const double* wqr = &wq[j * n];
-      for (size_t c = 0; c < n; ++c) yq[c] += aq * wqr[c];
-    }
+    const double* p = &products[r * n];
     const double* y = &reference[r * n];
-    for (size_t c = 0; c < n; ++c) error += (yq[c] - y[c]) * (yq[c] - y[c]);
+    for (size_t c = 0; c < n; ++c) {
+      const double d = xScale * wScales[c] * p[c] - y[c];
+      error += d * d;
+    }
   }
   return error;
 }
@@ -97,27 +92,24 @@ double quantizedErrorAgainst(std::span<const float> rows, std::span<const double
   double amax = 0;
   for (size_t j = 0; j < k; ++j) amax = std::max(amax, actMax[j] / scales[j]);
   const double xScale = amax / kLevels;
-  std::vector<double> xq(rows.size());
+  std::vector<double> xCodes(rows.size());
   for (size_t r = 0; r < count; ++r) {
-    for (size_t j = 0; j < k; ++j) {
-      xq[r * k + j] = fakeQuantize(rows[r * k + j] / scales[j], xScale);
-    }
+    for (size_t j = 0; j < k; ++j) xCodes[r * k + j] = code(rows[r * k + j] / scales[j], xScale);
   }
   double error = 0;
   for (size_t i = 0; i < weights.size(); ++i) {
     const WeightMatrix& w = weights[i];
     const size_t n = w.cols;
-    std::vector<double> wq(w.values.size());
+    std::vector<double> wCodes(w.values.size()), wScales(n);
     for (size_t c = 0; c < n; ++c) {
       double wmax = 0;
       for (size_t j = 0; j < k; ++j)
         wmax = std::max(wmax, std::fabs(w.values[j * n + c]) * scales[j]);
-      double wScale = wmax / kLevels;
+      wScales[c] = wmax / kLevels;
       for (size_t j = 0; j < k; ++j)
-        wq[j * n + c] = fakeQuantize(w.values[j * n + c] * scales[j], wScale);
+        wCodes[j * n + c] = code(w.values[j * n + c] * scales[j], wScales[c]);
     }
-    std::vector<double> yq(n);
-    error = rowErrors(xq.data(), count, k, wq.data(), n, references[i].data(), yq.data(), error);
+    error = codeErrors(xCodes, xScale, count, k, wCodes, wScales, n, references[i].data(), error);
   }
   return error;
 }
