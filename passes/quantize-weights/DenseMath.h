@@ -1,6 +1,6 @@
-// The dense double-precision linear algebra of AWQ and GPTQ, on row-major matrices, through
-// OpenBLAS's BLAS and LAPACK (the Gram matrices and products of a ViT-B's 3072-wide MLP cost
-// seconds there, minutes in plain loops).
+// The dense double-precision linear algebra of AWQ, GPTQ and smooth's alpha search, on row-major
+// matrices, through OpenBLAS's BLAS and LAPACK (the Gram matrices and products of a ViT-B's
+// 3072-wide MLP cost seconds there, minutes in plain loops).
 #pragma once
 
 #include <cstdint>
