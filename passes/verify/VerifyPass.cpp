@@ -18,6 +18,7 @@
 #include "VerifyOutcome.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Precision.h"
+#include "qopt/analysis/QuantizedLayers.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
@@ -300,6 +301,13 @@ class VerifyPass : public Pass {
       const verify::CheckedTensor& t = outcome.layers[*outcome.firstDivergence];
       subject = fmt::format("node '{}' ({})", t.node, t.op);
       cause += "; first divergence: " + verify::describeDivergence(t);
+    }
+    const size_t quantized = analysis::findQuantizedLayers(model.graph()).size();
+    if (quantized > 0) {
+      cause += fmt::format(
+          "; mixed-precision{{fallback=fp16}} after insert-qdq keeps those of its {} quantized "
+          "layers that need it in FP16 (sensitivity ranks them)",
+          quantized);
     }
     throw Error(ErrorKind::Verification, model.sourcePath, subject, cause);
   }
