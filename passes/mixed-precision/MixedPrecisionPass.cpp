@@ -3,7 +3,15 @@
 // of the float model (every Q/DQ removed). Layers are ranked as the sensitivity pass ranks them
 // (output error with only that layer quantized). Reports what it kept in float and the final
 // error.
+//
+// One at a time, a layer stays in float only if that lowers the output error by min-gain. Where
+// several layers each ruin the output alone (early layers whose error the network amplifies),
+// none does; when the budget is then missed, the layers return together in rank order until it
+// is met, and each, least sensitive first, goes back to its quantization where the budget holds
+// without it.
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -23,7 +31,14 @@ struct Step {
   std::string op;
   size_t position;
   analysis::ErrorMetrics metrics;
-  bool kept = true;  // false: returning it to float did not reduce the output error enough
+  bool kept = true;  // false: stays quantized, for `why`
+  std::string why;   // "no gain" or "not needed"
+};
+
+/// The layers returned together and the error with them.
+struct Together {
+  std::vector<Step> steps;
+  analysis::ErrorMetrics metrics;
 };
 
 class MixedPrecisionPass : public Pass {
@@ -67,6 +82,7 @@ class MixedPrecisionPass : public Pass {
         analysis::worstOf(analysis::outputErrors(model.graph(), samples, reference));
 
     std::vector<Step> steps;
+    std::optional<analysis::ErrorMetrics> togetherMetrics;
     bool met = budget.met(initial);
     if (!met && !positions.empty()) {
       std::vector<Step> ranking = rank(model, samples, reference);
@@ -82,13 +98,27 @@ class MixedPrecisionPass : public Pass {
         // A layer whose return to float barely changes the output error stays quantized: the
         // ranking is an estimate, the output error is the measurement.
         const bool gain = met || m.mse <= current.mse * (1.0 - *minGain_);
-        steps.push_back({layer.name, layer.op, layer.position, m, gain});
+        steps.push_back({layer.name, layer.op, layer.position, m, gain, gain ? "" : "no gain"});
         if (!gain) {
           inFloat.pop_back();
           continue;
         }
         current = m;
         if (met) break;
+      }
+      const bool someWithoutGain =
+          std::any_of(steps.begin(), steps.end(), [](const Step& s) { return !s.kept; });
+      if (!met && someWithoutGain) {
+        if (std::optional<Together> together =
+                returnTogether(model, ranking, samples, reference, budget)) {
+          result.note("model", fmt::format("no layer returned alone lowered the output error by "
+                                           "min-gain={} enough; {} returned together meet the "
+                                           "budget",
+                                           *minGain_, together->steps.size()));
+          steps = std::move(together->steps);
+          togetherMetrics = together->metrics;
+          met = true;
+        }
       }
       apply(model, steps, result);
     }
@@ -99,6 +129,7 @@ class MixedPrecisionPass : public Pass {
       finalMetrics = step.metrics;
       ++kept;
     }
+    if (togetherMetrics) finalMetrics = *togetherMetrics;
     if (!met) {
       context.diagnostics().warning(fmt::format(
           "mixed-precision: the budget ({}) is not met with {} of {} quantized layers in float",
@@ -116,6 +147,47 @@ class MixedPrecisionPass : public Pass {
   }
 
  private:
+  // Layers in rank order return to float together until the budget is met; then each, least
+  // sensitive first, is quantized again where the budget holds without it. Nothing when even
+  // all of them (or max-layers) miss the budget.
+  std::optional<Together> returnTogether(const Model& model, const std::vector<Step>& ranking,
+                                         std::span<const analysis::Sample> samples,
+                                         const analysis::OutputSets& reference,
+                                         const analysis::ErrorBudget& budget) const {
+    auto measure = [&](const std::vector<size_t>& inFloat) {
+      std::unique_ptr<Model> candidate = analysis::withLayersInFloat(model, inFloat, *fallback_);
+      return analysis::worstOf(analysis::outputErrors(candidate->graph(), samples, reference));
+    };
+    Together together;
+    std::vector<size_t> inFloat;
+    bool met = false;
+    for (const Step& layer : ranking) {
+      if (*maxLayers_ > 0 && static_cast<int64_t>(inFloat.size()) >= *maxLayers_) break;
+      inFloat.push_back(layer.position);
+      analysis::ErrorMetrics m = measure(inFloat);
+      together.steps.push_back({layer.name, layer.op, layer.position, m, true, ""});
+      together.metrics = m;
+      if (budget.met(m)) {
+        met = true;
+        break;
+      }
+    }
+    if (!met) return std::nullopt;
+    for (size_t i = together.steps.size(); i-- > 0;) {
+      std::vector<size_t> without;
+      for (size_t j = 0; j < together.steps.size(); ++j) {
+        if (j != i && together.steps[j].kept) without.push_back(together.steps[j].position);
+      }
+      if (without.empty()) break;
+      analysis::ErrorMetrics m = measure(without);
+      if (!budget.met(m)) continue;
+      together.steps[i].kept = false;
+      together.steps[i].why = "not needed";
+      together.metrics = m;
+    }
+    return together;
+  }
+
   // The order in which layers return to float (the metrics are the ranking's own).
   std::vector<Step> rank(const Model& model, std::span<const analysis::Sample> samples,
                          const analysis::OutputSets& reference) const {
@@ -193,7 +265,9 @@ class MixedPrecisionPass : public Pass {
     for (size_t i = 0; i < steps.size(); ++i) {
       const analysis::ErrorMetrics& m = steps[i].metrics;
       t.addRow({std::to_string(i + 1),
-                steps[i].kept ? steps[i].name : steps[i].name + " (no gain: stays quantized)",
+                steps[i].kept
+                    ? steps[i].name
+                    : fmt::format("{} ({}: stays quantized)", steps[i].name, steps[i].why),
                 steps[i].op, analysis::formatMetric(m.cosine, 6),
                 analysis::formatMetric(m.sqnrDb, 2), fmt::format("{:.3g}", m.mse)});
     }
