@@ -123,7 +123,7 @@ class VerifyPass : public Pass {
     context.results()["verify"] = verify::outcomeJson(outcome, static_cast<int>(*histograms_));
     context.diagnostics().report(verify::outcomeTable(outcome));
     PassResult result = summarize(outcome);
-    if (!outcome.passed) fail(model, outcome);
+    if (!outcome.passed) fail(model, outcome, context);
     return result;
   }
 
@@ -291,7 +291,8 @@ class VerifyPass : public Pass {
     return result;
   }
 
-  [[noreturn]] static void fail(const Model& model, const verify::VerifyOutcome& outcome) {
+  [[noreturn]] static void fail(const Model& model, const verify::VerifyOutcome& outcome,
+                                const PassContext& context) {
     std::string cause = fmt::format("verification failed: {}", outcome.failures.front());
     if (outcome.failures.size() > 1) {
       cause += fmt::format(" (and {} more)", outcome.failures.size() - 1);
@@ -303,7 +304,15 @@ class VerifyPass : public Pass {
       cause += "; first divergence: " + verify::describeDivergence(t);
     }
     const size_t quantized = analysis::findQuantizedLayers(model.graph()).size();
-    if (quantized > 0) {
+    const Json* mixed = context.results().find("mixed-precision");
+    if (quantized > 0 && mixed != nullptr) {
+      // The pipeline already kept layers in float: its budget was looser than this one.
+      const Json* kept = mixed->find("kept-in-float");
+      cause += fmt::format(
+          "; mixed-precision kept {} layers in float for its own budget: a stricter one (cosine, "
+          "sqnr) keeps more of the {} still quantized",
+          kept != nullptr && kept->isArray() ? kept->asArray().size() : 0, quantized);
+    } else if (quantized > 0) {
       cause += fmt::format(
           "; mixed-precision{{fallback=fp16}} after insert-qdq keeps those of its {} quantized "
           "layers that need it in FP16 (sensitivity ranks them)",
