@@ -111,10 +111,13 @@ class MixedPrecisionPass : public Pass {
       if (!met && someWithoutGain) {
         if (std::optional<Together> together =
                 returnTogether(model, ranking, samples, reference, budget)) {
-          result.note("model", fmt::format("no layer returned alone lowered the output error by "
-                                           "min-gain={} enough; {} returned together meet the "
-                                           "budget",
-                                           *minGain_, together->steps.size()));
+          result.note("model",
+                      fmt::format("no layer returned to float alone lowered the output MSE by "
+                                  "min-gain={}; {} returned together in rank order met the "
+                                  "budget, {} of them needed",
+                                  *minGain_, together->steps.size(),
+                                  std::count_if(together->steps.begin(), together->steps.end(),
+                                                [](const Step& s) { return s.kept; })));
           steps = std::move(together->steps);
           togetherMetrics = together->metrics;
           met = true;
@@ -194,14 +197,14 @@ class MixedPrecisionPass : public Pass {
     std::vector<Step> order;
     if (*ranking_ == "local") {
       for (analysis::LocalSensitivity& layer : analysis::measureLocalSensitivity(model, samples)) {
-        order.push_back({layer.name, layer.op, layer.position, layer.error});
+        order.push_back({layer.name, layer.op, layer.position, layer.error, true, ""});
       }
       return order;
     }
     analysis::SensitivityResult measured =
         analysis::measureSensitivity(model, samples, reference, false, *fallback_);
     for (analysis::LayerSensitivity& layer : measured.layers) {
-      order.push_back({layer.name, layer.op, layer.position, layer.onlyQuantized});
+      order.push_back({layer.name, layer.op, layer.position, layer.onlyQuantized, true, ""});
     }
     return order;
   }
