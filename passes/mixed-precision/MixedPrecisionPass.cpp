@@ -82,28 +82,25 @@ class MixedPrecisionPass : public Pass {
         analysis::worstOf(analysis::outputErrors(model.graph(), samples, reference));
 
     std::vector<Step> steps;
-    std::optional<analysis::ErrorMetrics> togetherMetrics;
+    analysis::ErrorMetrics finalMetrics = initial;  // with the layers kept in float so far
     bool met = budget.met(initial);
     if (!met && !positions.empty()) {
       std::vector<Step> ranking = rank(model, samples, reference);
       std::vector<size_t> inFloat;
-      analysis::ErrorMetrics current = initial;
       for (const Step& layer : ranking) {
         if (*maxLayers_ > 0 && static_cast<int64_t>(inFloat.size()) >= *maxLayers_) break;
         inFloat.push_back(layer.position);
-        std::unique_ptr<Model> candidate = analysis::withLayersInFloat(model, inFloat, *fallback_);
-        analysis::ErrorMetrics m =
-            analysis::worstOf(analysis::outputErrors(candidate->graph(), samples, reference));
+        analysis::ErrorMetrics m = errorWith(model, inFloat, samples, reference);
         met = budget.met(m);
         // A layer whose return to float barely changes the output error stays quantized: the
         // ranking is an estimate, the output error is the measurement.
-        const bool gain = met || m.mse <= current.mse * (1.0 - *minGain_);
+        const bool gain = met || m.mse <= finalMetrics.mse * (1.0 - *minGain_);
         steps.push_back({layer.name, layer.op, layer.position, m, gain, gain ? "" : "no gain"});
         if (!gain) {
           inFloat.pop_back();
           continue;
         }
-        current = m;
+        finalMetrics = m;
         if (met) break;
       }
       const bool someWithoutGain =
@@ -119,20 +116,14 @@ class MixedPrecisionPass : public Pass {
                                   std::count_if(together->steps.begin(), together->steps.end(),
                                                 [](const Step& s) { return s.kept; })));
           steps = std::move(together->steps);
-          togetherMetrics = together->metrics;
+          finalMetrics = together->metrics;
           met = true;
         }
       }
       apply(model, steps, result);
     }
-    analysis::ErrorMetrics finalMetrics = initial;
-    size_t kept = 0;
-    for (const Step& step : steps) {
-      if (!step.kept) continue;
-      finalMetrics = step.metrics;
-      ++kept;
-    }
-    if (togetherMetrics) finalMetrics = *togetherMetrics;
+    const auto kept = static_cast<size_t>(
+        std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.kept; }));
     if (!met) {
       context.diagnostics().warning(fmt::format(
           "mixed-precision: the budget ({}) is not met with {} of {} quantized layers in float",
@@ -150,6 +141,14 @@ class MixedPrecisionPass : public Pass {
   }
 
  private:
+  // The worst output error with the layers at `inFloat` (graph positions) returned to float.
+  analysis::ErrorMetrics errorWith(const Model& model, const std::vector<size_t>& inFloat,
+                                   std::span<const analysis::Sample> samples,
+                                   const analysis::OutputSets& reference) const {
+    std::unique_ptr<Model> candidate = analysis::withLayersInFloat(model, inFloat, *fallback_);
+    return analysis::worstOf(analysis::outputErrors(candidate->graph(), samples, reference));
+  }
+
   // Layers in rank order return to float together until the budget is met; then each, least
   // sensitive first, is quantized again where the budget holds without it. Nothing when even
   // all of them (or max-layers) miss the budget.
@@ -157,17 +156,13 @@ class MixedPrecisionPass : public Pass {
                                          std::span<const analysis::Sample> samples,
                                          const analysis::OutputSets& reference,
                                          const analysis::ErrorBudget& budget) const {
-    auto measure = [&](const std::vector<size_t>& inFloat) {
-      std::unique_ptr<Model> candidate = analysis::withLayersInFloat(model, inFloat, *fallback_);
-      return analysis::worstOf(analysis::outputErrors(candidate->graph(), samples, reference));
-    };
     Together together;
     std::vector<size_t> inFloat;
     bool met = false;
     for (const Step& layer : ranking) {
       if (*maxLayers_ > 0 && static_cast<int64_t>(inFloat.size()) >= *maxLayers_) break;
       inFloat.push_back(layer.position);
-      analysis::ErrorMetrics m = measure(inFloat);
+      analysis::ErrorMetrics m = errorWith(model, inFloat, samples, reference);
       together.steps.push_back({layer.name, layer.op, layer.position, m, true, ""});
       together.metrics = m;
       if (budget.met(m)) {
@@ -182,7 +177,7 @@ class MixedPrecisionPass : public Pass {
         if (j != i && together.steps[j].kept) without.push_back(together.steps[j].position);
       }
       if (without.empty()) break;
-      analysis::ErrorMetrics m = measure(without);
+      analysis::ErrorMetrics m = errorWith(model, without, samples, reference);
       if (!budget.met(m)) continue;
       together.steps[i].kept = false;
       together.steps[i].why = "not needed";
