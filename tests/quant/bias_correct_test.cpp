@@ -50,10 +50,10 @@ interp::Array floats(interp::Shape shape, const std::vector<float>& values) {
 
 /// Runs `pipeline` on `model` with one calibration sample `x`; the last pass's result.
 PassResult runPipeline(Model& model, const std::string& pipeline, const interp::Array& x,
-                       const ScratchDir& dir) {
+                       const ScratchDir& dir, const PassRegistry& registry = builtins()) {
   std::filesystem::create_directories(dir / "calib");
   interp::writeNpy(dir / "calib" / "x.npy", x);
-  PassManager manager(parsePipeline(pipeline, builtins()));
+  PassManager manager(parsePipeline(pipeline, registry));
   ResultKeeper keeper;
   manager.addInstrumentation(keeper);
   PassContext context;
@@ -341,6 +341,64 @@ g (float[1, 2, 3, 3] x) => (float[1, 2, 2, 2] y)
   const std::vector<double> exact = {(1.0 + 0.3 - 0.45 + 0.7) * h0 + 0.25,
                                      (0.21 - 0.66 + 0.9 - 0.37) * h1 - 0.5};
   expectChannels(runModel(*model, x), 4, exact, 1e-5);
+}
+
+// What bias-correct must not trust: a pass that multiplies output channel 1 of every Conv
+// (weights and bias) by 3 and records no channel affine, as a third party's rescaling pass might.
+class UnrecordedRescalePass : public Pass {
+ public:
+  UnrecordedRescalePass() : Pass("rescale-unrecorded", "Triples channel 1 of every Conv") {}
+  PassResult run(Model& model, PassContext&) override {
+    Graph& graph = model.graph();
+    for (Node* node : graph.nodes()) {
+      if (!node->is("Conv")) continue;
+      for (uint32_t input : {1u, 2u}) {
+        const Tensor& tensor = *node->input(input)->initializer();
+        std::vector<double> values = tensor.toDoubles();
+        const size_t perChannel = values.size() / static_cast<size_t>(tensor.dims()[0]);
+        for (size_t i = perChannel; i < 2 * perChannel; ++i) values[i] *= 3;
+        node->setInput(input, graph.addInitializer(std::make_shared<Tensor>(
+                                  Tensor::fromDoubles(DataType::Float, tensor.dims(), values))));
+      }
+    }
+    PassResult result;
+    result.changed = true;
+    return result;
+  }
+};
+
+// The float version bias-correct compares with comes from the pipeline's input model, mapped
+// through the channel records passes leave. A layer rescaled without a record computes 3x the
+// float version on channel 1 (74% of the float output's energy here): correcting it by the
+// difference of means would move channel 1 by 2/3 of its mean. It is skipped and the remark says
+// why.
+TEST(BiasCorrect, LayerRescaledWithoutARecordIsSkipped) {
+  ScratchDir dir;
+  PassRegistry registry;
+  PluginLoader loader;
+  loader.loadDirectory(builtinPassDirectory(), registry);
+  registry.add<UnrecordedRescalePass>();
+  auto model = parseModelText(kConv, "conv.onnxtxt");
+  const interp::Array x = convInput();
+  runPipeline(*model, "rescale-unrecorded,insert-qdq{calibrator=max min-channels=0}", x, dir,
+              registry);
+  const std::vector<float> before = runModel(*model, x);
+  auto rescaled = parseModelText(kConv, "conv.onnxtxt");
+  PassResult result = runPipeline(
+      *rescaled, "rescale-unrecorded,insert-qdq{calibrator=max min-channels=0},bias-correct", x,
+      dir, registry);
+  EXPECT_FALSE(result.changed);
+  EXPECT_EQ(result.statistics["layers-skipped"], 1);
+  EXPECT_EQ(result.statistics["biases-corrected"], 0);
+  bool explained = false;
+  for (const Remark& remark : result.remarks) {
+    explained =
+        explained || (remark.kind == Remark::Kind::Missed &&
+                      remark.message.find("computes something else") != std::string::npos &&
+                      remark.message.find("one 3 times the float one") != std::string::npos);
+  }
+  EXPECT_TRUE(explained);
+  EXPECT_EQ(runModel(*rescaled, x), before);
 }
 
 // A model quantized elsewhere has no float weights to compare with: nothing changes, and the
