@@ -71,6 +71,11 @@ ErrorMetrics worstOf(std::span<const ErrorMetrics> metrics) {
     worst.sqnrDb = std::min(worst.sqnrDb, m.sqnrDb);
     worst.klDivergence = std::max(worst.klDivergence, m.klDivergence);
     worst.histogramOverlap = std::min(worst.histogramOverlap, m.histogramOverlap);
+    if (m.clearTop1Agreement &&
+        (!worst.clearTop1Agreement || *m.clearTop1Agreement < *worst.clearTop1Agreement)) {
+      worst.clearTop1Agreement = m.clearTop1Agreement;
+      worst.clearTop1Rows = m.clearTop1Rows;
+    }
     if (m.top1Agreement) {
       worst.top1Agreement =
           worst.top1Agreement ? std::min(*worst.top1Agreement, *m.top1Agreement) : m.top1Agreement;
@@ -94,6 +99,14 @@ std::vector<std::string> ErrorBudget::failures(const ErrorMetrics& m) const {
   if (top1 >= 0 && m.top1Agreement && !(*m.top1Agreement >= top1)) {
     out.push_back(fmt::format("top-1 agreement {:.4f} < {}", *m.top1Agreement, top1));
   }
+  if (clearTop1 >= 0 && m.clearTop1Agreement && !(*m.clearTop1Agreement >= clearTop1)) {
+    out.push_back(fmt::format(
+        "clear top-1 agreement {:.4f} < {} ({} of {} clear rows flipped)", *m.clearTop1Agreement,
+        clearTop1,
+        static_cast<uint64_t>(
+            std::llround((1.0 - *m.clearTop1Agreement) * static_cast<double>(m.clearTop1Rows))),
+        m.clearTop1Rows));
+  }
   return out;
 }
 
@@ -103,6 +116,7 @@ Json ErrorBudget::toJson() const {
   out.append("sqnr-db", sqnrDb >= 0 ? Json(sqnrDb) : Json());
   out.append("max-abs", maxAbs >= 0 ? Json(maxAbs) : Json());
   out.append("top1", top1 >= 0 ? Json(top1) : Json());
+  out.append("clear-top1", clearTop1 >= 0 ? Json(clearTop1) : Json());
   return out;
 }
 

@@ -35,6 +35,37 @@ int64_t argmaxRow(std::span<const T> values, int64_t row, int64_t columns) {
   return best;
 }
 
+// The top-2 margin of a row of class scores as probabilities: the row itself when it already is
+// a distribution (non-negative, summing to 1 within 1e-3), else its softmax.
+template <class T>
+double topTwoMargin(std::span<const T> values, int64_t row, int64_t columns) {
+  const auto begin = static_cast<size_t>(row * columns);
+  const std::span<const T> r = values.subspan(begin, static_cast<size_t>(columns));
+  double sum = 0, largest = -std::numeric_limits<double>::infinity();
+  bool distribution = true;
+  for (T v : r) {
+    const double d = static_cast<double>(v);
+    if (!std::isfinite(d)) return 0;
+    distribution = distribution && d >= 0;
+    sum += d;
+    largest = std::max(largest, d);
+  }
+  distribution = distribution && std::fabs(sum - 1.0) <= 1e-3;
+  double first = 0, second = 0, total = 0;
+  for (T v : r) {
+    const double p =
+        distribution ? static_cast<double>(v) : std::exp(static_cast<double>(v) - largest);
+    total += p;
+    if (p > first) {
+      second = first;
+      first = p;
+    } else if (p > second) {
+      second = p;
+    }
+  }
+  return total > 0 ? (first - second) / total : 0;
+}
+
 }  // namespace
 
 Json ErrorMetrics::toJson() const {
@@ -48,6 +79,10 @@ Json ErrorMetrics::toJson() const {
   out.append("kl", klDivergence);
   out.append("overlap", histogramOverlap);
   if (top1Agreement) out.append("top1", *top1Agreement);
+  if (clearTop1Agreement) {
+    out.append("clear-top1", *clearTop1Agreement);
+    out.append("clear-rows", clearTop1Rows);
+  }
   if (nonFinite > 0) out.append("non-finite", nonFinite);
   return out;
 }
@@ -105,9 +140,10 @@ void ErrorAccumulator::add(const interp::Array& reference, const interp::Array& 
                 fmt::format("shape [{}] differs from the reference shape [{}]",
                             fmt::join(actual.shape(), ","), fmt::join(reference.shape(), ",")));
   }
-  const bool top1 = reference.rank() == 2 && reference.dim(1) > 1;
-  const int64_t rows = top1 ? reference.dim(0) : 0;
-  const int64_t columns = top1 ? reference.dim(1) : 0;
+  const int64_t rank = reference.rank();
+  const bool top1 = (rank == 2 || rank == 3) && reference.dim(rank - 1) > 1;
+  const int64_t columns = top1 ? reference.dim(rank - 1) : 0;
+  const int64_t rows = top1 ? reference.numel() / columns : 0;
   if (reference.dataType() == DataType::Float && actual.dataType() == DataType::Float) {
     std::span<const float> r(reference.data<float>(), static_cast<size_t>(reference.numel()));
     std::span<const float> a(actual.data<float>(), static_cast<size_t>(actual.numel()));
@@ -125,8 +161,13 @@ template <class T>
 void ErrorAccumulator::addTop1(std::span<const T> reference, std::span<const T> actual,
                                int64_t rows, int64_t columns) {
   for (int64_t row = 0; row < rows; ++row) {
-    if (argmaxRow(reference, row, columns) == argmaxRow(actual, row, columns)) ++top1Agree_;
+    const bool agree = argmaxRow(reference, row, columns) == argmaxRow(actual, row, columns);
+    if (agree) ++top1Agree_;
     ++top1Rows_;
+    if (topTwoMargin(reference, row, columns) >= kClearMargin) {
+      if (agree) ++clearAgree_;
+      ++clearRows_;
+    }
   }
 }
 
@@ -157,6 +198,10 @@ ErrorMetrics ErrorAccumulator::result() const {
   if (top1Rows_ > 0) {
     m.top1Agreement = static_cast<double>(top1Agree_) / static_cast<double>(top1Rows_);
     m.top1Rows = top1Rows_;
+  }
+  if (clearRows_ > 0) {
+    m.clearTop1Agreement = static_cast<double>(clearAgree_) / static_cast<double>(clearRows_);
+    m.clearTop1Rows = clearRows_;
   }
   return m;
 }

@@ -52,6 +52,7 @@ class MixedPrecisionPass : public Pass {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");
     if (*maxLayers_ < 0) failOption("max-layers", "must be 0 (no limit) or more");
     if (*cosine_ > 1) failOption("cosine", "a cosine similarity is at most 1");
+    if (*clearTop1_ > 1) failOption("clear-top1", "an agreement is at most 1");
     if (!(*minGain_ >= 0 && *minGain_ < 1)) failOption("min-gain", "must be in [0, 1)");
     if (*ranking_ != "local" && *ranking_ != "output") {
       failOption("ranking", fmt::format("'{}' is not local or output", *ranking_));
@@ -64,6 +65,7 @@ class MixedPrecisionPass : public Pass {
     budget.cosine = *cosine_;
     budget.sqnrDb = *sqnr_;
     budget.top1 = *top1_;
+    budget.clearTop1 = *clearTop1_;
     std::vector<size_t> positions = analysis::quantizedLayerPositions(model);
     result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
 
@@ -253,21 +255,36 @@ class MixedPrecisionPass : public Pass {
   std::string table(const analysis::ErrorBudget& budget, const analysis::ErrorMetrics& initial,
                     const std::vector<Step>& steps, bool met) const {
     std::ostringstream out;
-    out << fmt::format("qopt: mixed-precision: budget cosine >= {}{}; against the float model:\n",
+    const bool clear = budget.clearTop1 >= 0;
+    out << fmt::format("qopt: mixed-precision: budget cosine >= {}{}{}; against the float model:\n",
                        budget.cosine,
-                       budget.sqnrDb >= 0 ? fmt::format(", SQNR >= {} dB", budget.sqnrDb) : "");
-    analysis::TextTable t(
-        {">step", "kept in " + fallback_.spelling(), "op", ">cosine", ">SQNR(dB)", ">MSE"});
-    t.addRow({"0", "(none)", "", analysis::formatMetric(initial.cosine, 6),
-              analysis::formatMetric(initial.sqnrDb, 2), fmt::format("{:.3g}", initial.mse)});
+                       budget.sqnrDb >= 0 ? fmt::format(", SQNR >= {} dB", budget.sqnrDb) : "",
+                       clear ? fmt::format(", clear top-1 >= {}", budget.clearTop1) : "");
+    std::vector<std::string> head = {
+        ">step", "kept in " + fallback_.spelling(), "op", ">cosine", ">SQNR(dB)", ">MSE"};
+    if (clear) head.push_back(">clear top-1");
+    analysis::TextTable t(head);
+    auto row = [&](std::string step, std::string layer, std::string op,
+                   const analysis::ErrorMetrics& m) {
+      std::vector<std::string> cells = {std::move(step),
+                                        std::move(layer),
+                                        std::move(op),
+                                        analysis::formatMetric(m.cosine, 6),
+                                        analysis::formatMetric(m.sqnrDb, 2),
+                                        fmt::format("{:.3g}", m.mse)};
+      if (clear) {
+        cells.push_back(m.clearTop1Agreement
+                            ? fmt::format("{:.4f} of {}", *m.clearTop1Agreement, m.clearTop1Rows)
+                            : "-");
+      }
+      t.addRow(cells);
+    };
+    row("0", "(none)", "", initial);
     for (size_t i = 0; i < steps.size(); ++i) {
-      const analysis::ErrorMetrics& m = steps[i].metrics;
-      t.addRow({std::to_string(i + 1),
-                steps[i].kept
-                    ? steps[i].name
-                    : fmt::format("{} ({}: stays quantized)", steps[i].name, steps[i].why),
-                steps[i].op, analysis::formatMetric(m.cosine, 6),
-                analysis::formatMetric(m.sqnrDb, 2), fmt::format("{:.3g}", m.mse)});
+      row(std::to_string(i + 1),
+          steps[i].kept ? steps[i].name
+                        : fmt::format("{} ({}: stays quantized)", steps[i].name, steps[i].why),
+          steps[i].op, steps[i].metrics);
     }
     t.print(out);
     const auto kept =
@@ -281,7 +298,13 @@ class MixedPrecisionPass : public Pass {
   Option<double> sqnr_{*this, "sqnr", -1.0,
                        "Lowest output SQNR in dB accepted (negative: not checked)"};
   Option<double> top1_{*this, "top1", -1.0,
-                       "Lowest top-1 agreement of classifier outputs (negative: not checked)"};
+                       "Lowest top-1 agreement of class scores along the last axis of [N, C] "
+                       "and [N, T, C] outputs (negative: not checked)"};
+  Option<double> clearTop1_{
+      *this, "clear-top1", -1,
+      "Lowest top-1 agreement over the decisions the float model takes clearly (classes of [N, "
+      "C] or per position of [N, T, C] outputs whose top two probabilities are 0.1 or more "
+      "apart; negative: not checked)"};
   Option<int64_t> maxLayers_{*this, "max-layers", 0,
                              "Keep at most this many layers in float (0: no limit)"};
   Option<int64_t> samples_{*this, "samples", 8, "Samples to measure on (0: all of the data)"};

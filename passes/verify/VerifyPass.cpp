@@ -326,7 +326,8 @@ class VerifyPass : public Pass {
   Option<double> maxAbs_{*this, "max-abs", -1.0,
                          "Largest absolute error accepted (negative: not checked)"};
   Option<double> top1_{*this, "top1", -1.0,
-                       "Lowest top-1 agreement of classifier outputs (negative: not checked)"};
+                       "Lowest top-1 agreement of class scores along the last axis of [N, C] "
+                       "and [N, T, C] outputs (negative: not checked)"};
   EnumOption<LayerMode> layers_{
       *this,
       "layers",

@@ -31,6 +31,14 @@ TEST(ComparisonTest, WorstOfTakesTheWorstOfEachMetric) {
   EXPECT_EQ(w.mse, 0.5);
   EXPECT_EQ(w.top1Agreement, 0.9);
   EXPECT_EQ(worstOf({}).cosine, 1.0);
+  // The lowest clear top-1 comes with its own row count.
+  a.clearTop1Agreement = 0.5;
+  a.clearTop1Rows = 4;
+  b.clearTop1Agreement = 0.9;
+  b.clearTop1Rows = 10;
+  std::vector<ErrorMetrics> clear = {b, a};
+  EXPECT_EQ(worstOf(clear).clearTop1Agreement, 0.5);
+  EXPECT_EQ(worstOf(clear).clearTop1Rows, 4u);
 }
 
 TEST(ComparisonTest, ErrorBudgetNamesEachFailedBound) {
@@ -52,6 +60,18 @@ TEST(ComparisonTest, ErrorBudgetNamesEachFailedBound) {
   EXPECT_EQ(f[2], "SQNR 10.00 dB < 20 dB");
   EXPECT_EQ(f[3], "max abs error 1 > 0.5");
   EXPECT_EQ(f[4], "top-1 agreement 0.5000 < 0.95");
+  // Clear top-1: the flipped rows are named; no clear row, nothing to check.
+  ErrorBudget clear;
+  clear.clearTop1 = 1;
+  ErrorMetrics flipped;
+  flipped.sqnrDb = 40;
+  flipped.clearTop1Agreement = 0.75;
+  flipped.clearTop1Rows = 8;
+  EXPECT_EQ(
+      clear.failures(flipped),
+      std::vector<std::string>{"clear top-1 agreement 0.7500 < 1 (2 of 8 clear rows flipped)"});
+  flipped.clearTop1Agreement.reset();
+  EXPECT_TRUE(clear.met(flipped));
   ErrorMetrics perfect;
   perfect.sqnrDb = std::numeric_limits<double>::infinity();
   EXPECT_TRUE(budget.met(perfect));

@@ -29,15 +29,25 @@ struct ErrorMetrics {
   /// KL(reference || actual) of the value histograms (nats) and their overlap.
   double klDivergence = 0;
   double histogramOverlap = 1;
-  /// For classifier outputs ([N, C], C > 1): the share of rows whose arg-max agrees.
+  /// For class scores along the last axis (C > 1) of a classifier's [N, C] or a sequence
+  /// model's [N, T, C] (a class per position: CTC recognizers, language models): the share of
+  /// rows whose arg-max agrees.
   std::optional<double> top1Agreement;
   uint64_t top1Rows = 0;
+  /// The same over the rows the reference decides clearly: its top two probabilities (the row
+  /// itself where it is a distribution, else its softmax) at least kClearMargin apart. A flip
+  /// there is an error; at a near tie it says little. Unset when no row is clear.
+  std::optional<double> clearTop1Agreement;
+  uint64_t clearTop1Rows = 0;
 
   /// Keys "count", "max-abs", "mean-abs", "mse", "cosine", "sqnr-db", "kl", "overlap", "top1"
   /// (when known), "non-finite" (when not 0). Numbers, except an infinite SQNR: "inf" (no error
   /// at all) or "-inf" (an all-zero reference with an error).
   Json toJson() const;
 };
+
+/// The top-2 probability margin above which the reference decides a row clearly.
+inline constexpr double kClearMargin = 0.1;
 
 /// Overlap below this marks a layer's value distribution as visibly changed.
 inline constexpr double kLowOverlap = 0.8;
@@ -51,8 +61,8 @@ class ErrorAccumulator {
   void add(std::span<const double> reference, std::span<const double> actual);
   void add(std::span<const float> reference, std::span<const float> actual);
   /// Adds arrays of any numeric type (converted to double). Shapes must match (qopt::Error
-  /// (Verification) naming `label` otherwise). Rank-2 [N, C] arrays with C > 1 also count top-1
-  /// agreement.
+  /// (Verification) naming `label` otherwise). Rank-2 [N, C] and rank-3 [N, T, C] arrays with
+  /// C > 1 also count top-1 agreement along the last axis (all rows, and the clear ones).
   void add(const interp::Array& reference, const interp::Array& actual,
            const std::string& label = "tensor");
 
@@ -77,6 +87,8 @@ class ErrorAccumulator {
   double sumProduct_ = 0;
   uint64_t top1Rows_ = 0;
   uint64_t top1Agree_ = 0;
+  uint64_t clearRows_ = 0;
+  uint64_t clearAgree_ = 0;
   PairedHistogram histogram_;
 };
 
