@@ -25,7 +25,7 @@ MODELS = {
     },
     "ppocr-v4-rec": {
         "source": "corpus", "task": "recognizer", "input": "x", "shape": [1, 3, 48, 320],
-        "norm": "half", "calib": 32, "eval": 64,
+        "norm": "half", "calib": 32, "eval": 256,
         "what": "PP-OCRv4 text recognizer (SVTR, CTC over 6625 classes), trained; 48x320 text lines",
     },
     "ppocr-mobile-cls": {
