@@ -4,8 +4,12 @@
 // error is measured on the calibration data against the layer's float version from the
 // pipeline's input model (ChannelShift.h: analytic, the weights' error (W_q - W) E[x]; or
 // empirical, the whole layer's including its activation's quantization). A layer without a bias
-// gets one (a MatMul an Add after it, which TensorRT fuses).
+// gets one (a MatMul an Add after it, which TensorRT fuses). The corrections are kept only if,
+// together, they do not lower the output SQNR against the input model (OutputCheck.h).
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include "BiasUpdate.h"
 #include "ChannelShift.h"
 #include "CorrectedLayers.h"
+#include "OutputCheck.h"
 #include "qopt/analysis/ChannelAffine.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/ir/Error.h"
@@ -77,6 +82,7 @@ class BiasCorrectPass : public Pass {
     }
     std::vector<biascorrect::ChannelShift> shifts =
         biascorrect::measureChannelShifts(model, layers, *mode_, samples);
+    std::vector<size_t> chosen;
     for (size_t k = 0; k < layers.size(); ++k) {
       if (shifts[k].rescaledShare > biascorrect::kMaxRescaledShare) {
         result.statistics.add("layers-skipped");
@@ -91,11 +97,16 @@ class BiasCorrectPass : public Pass {
                         shifts[k].worstGain, shifts[k].sqnrDb));
         continue;
       }
-      apply(layers[k], shifts[k], result);
+      chosen.push_back(k);
     }
-    result.changed = result.statistics["biases-corrected"] + result.statistics["biases-added"] > 0;
     Json& out = context.results()["bias-correct"];
     out = Json::object();
+    if (*check_ && !chosen.empty() &&
+        !outputsImprove(model, *original, context, layers, shifts, chosen, samples, result, out)) {
+      chosen.clear();
+    }
+    for (size_t k : chosen) apply(layers[k], shifts[k], result);
+    result.changed = result.statistics["biases-corrected"] + result.statistics["biases-added"] > 0;
     out["mode"] = std::string(*mode_ == ShiftMode::Analytic ? "analytic" : "empirical");
     out["data"] = origin;
     out["samples"] = static_cast<uint64_t>(samples.size());
@@ -105,6 +116,65 @@ class BiasCorrectPass : public Pass {
   }
 
  private:
+  // The whole-model check (OutputCheck.h): the chosen corrections applied to a copy of `model`,
+  // whose outputs on the first calibration samples are compared with `model`'s, both against
+  // the input model. False (with a remark) when the corrections raise the output error.
+  bool outputsImprove(const Model& model, const Model& original, PassContext& context,
+                      const std::vector<biascorrect::CorrectedLayer>& layers,
+                      const std::vector<biascorrect::ChannelShift>& shifts,
+                      const std::vector<size_t>& chosen, std::span<const analysis::Sample> samples,
+                      PassResult& result, Json& out) const {
+    std::unique_ptr<Model> corrected = model.clone();
+    PassResult scratch;
+    std::vector<biascorrect::CorrectedLayer> copies = biascorrect::findCorrectedLayers(
+        *corrected, original, context.nameMap(), analysis::channelAffines(context), scratch);
+    if (copies.size() != layers.size()) {
+      throw Error(ErrorKind::Internal, model.sourcePath, "pass 'bias-correct'",
+                  "the copy of the model has other layers to correct");
+    }
+    for (size_t k : chosen) {
+      std::string why;
+      if (finite(shifts[k].mean)) biascorrect::subtractFromBias(copies[k], shifts[k].mean, why);
+    }
+    const std::span<const analysis::Sample> judged =
+        samples.first(std::min(samples.size(), biascorrect::kCheckSamples));
+    const Model* candidates[] = {&model, corrected.get()};
+    const std::vector<double> noise = biascorrect::outputNoise(original, candidates, judged);
+    if (noise.size() != 2) {
+      result.note("model",
+                  "the corrections are not checked on the outputs: the model has "
+                  "other outputs than the input model");
+      return true;
+    }
+    auto db = [](double n) { return n > 0 ? -10.0 * std::log10(n) : INFINITY; };
+    auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json("inf"); };
+    Json check = Json::object();
+    check["samples"] = static_cast<uint64_t>(judged.size());
+    check["uncorrected-sqnr-db"] = number(db(noise[0]));
+    check["corrected-sqnr-db"] = number(db(noise[1]));
+    check["kept"] = noise[1] <= noise[0];
+    out["output-check"] = std::move(check);
+    if (noise[1] <= noise[0]) {
+      result.note("model", fmt::format("the corrections raise the output SQNR on {} calibration "
+                                       "samples from {:.2f} to {:.2f} dB (at the logits of a "
+                                       "Softmax, LogSoftmax or Sigmoid output): kept",
+                                       judged.size(), db(noise[0]), db(noise[1])));
+      return true;
+    }
+    result.statistics.add("corrections-rejected", static_cast<int64_t>(chosen.size()));
+    result.missed("model",
+                  fmt::format("no bias corrected: together the {} corrections lower the output "
+                              "SQNR on {} calibration samples from {:.2f} to {:.2f} dB (at the "
+                              "logits of a Softmax, LogSoftmax or Sigmoid output), although "
+                              "each lowers its own layer's error",
+                              chosen.size(), judged.size(), db(noise[0]), db(noise[1])));
+    return false;
+  }
+
+  static bool finite(const std::vector<double>& shift) {
+    return std::all_of(shift.begin(), shift.end(), [](double s) { return std::isfinite(s); });
+  }
+
   static void apply(const biascorrect::CorrectedLayer& layer,
                     const biascorrect::ChannelShift& measured, PassResult& result) {
     const std::string subject = layer.node->describe();
@@ -143,6 +213,9 @@ class BiasCorrectPass : public Pass {
       "activation's quantization included",
       {{ShiftMode::Analytic, "analytic"}, {ShiftMode::Empirical, "empirical"}}};
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to measure on (0: all)"};
+  Option<bool> check_{*this, "check", true,
+                      "Keep the corrections only if, together, they do not lower the output "
+                      "SQNR against the input model on the first 8 calibration samples"};
 };
 
 }  // namespace
