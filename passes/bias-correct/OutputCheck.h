@@ -4,7 +4,7 @@
 // each lower their layer's error took the calibration data's output from 31.3 to 16.9 dB (the
 // evaluation lines from 92 to 80 %). So the corrected model's outputs are compared with the
 // uncorrected one's, both against the pipeline's input model, and the corrections are kept only
-// where they do not raise the output error.
+// where they do not lower the output SQNR by more than kCheckToleranceDb.
 #pragma once
 
 #include <span>
@@ -17,6 +17,10 @@ namespace qopt::biascorrect {
 
 /// Samples the check runs on (the first ones): it guards against a large loss, so a few do.
 inline constexpr size_t kCheckSamples = 8;
+/// The loss of output SQNR (dB) the corrections may cost before they are dropped: a few samples
+/// do not resolve smaller changes (on random inputs, whose means say nothing, corrections move
+/// the output by a few hundredths of a dB either way).
+inline constexpr double kCheckToleranceDb = 0.5;
 
 /// For each candidate: the mean over the compared outputs of noise / signal (sum of squared
 /// error over sum of squared reference, over `samples`) against `reference`. An output that a
