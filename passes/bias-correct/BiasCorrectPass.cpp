@@ -118,8 +118,9 @@ class BiasCorrectPass : public Pass {
 
  private:
   // The whole-model check (OutputCheck.h): the chosen corrections applied to a copy of `model`,
-  // whose outputs on the first calibration samples are compared with `model`'s, both against
-  // the input model. False (with a remark) when the corrections raise the output error.
+  // whose outputs on the samples the corrections were measured on are compared with `model`'s,
+  // both against the input model. False (with a remark) when the corrections raise the output
+  // error.
   bool outputsImprove(const Model& model, const Model& original, PassContext& context,
                       const std::vector<biascorrect::CorrectedLayer>& layers,
                       const std::vector<biascorrect::ChannelShift>& shifts,
@@ -137,8 +138,7 @@ class BiasCorrectPass : public Pass {
       std::string why;
       if (finite(shifts[k].mean)) biascorrect::subtractFromBias(copies[k], shifts[k].mean, why);
     }
-    const std::span<const analysis::Sample> judged =
-        samples.first(std::min(samples.size(), biascorrect::kCheckSamples));
+    const std::span<const analysis::Sample> judged = samples;
     const Model* candidates[] = {&model, corrected.get()};
     const std::vector<double> noise = biascorrect::outputNoise(original, candidates, judged);
     if (noise.size() != 2) {
@@ -217,8 +217,8 @@ class BiasCorrectPass : public Pass {
   Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to measure on (0: all)"};
   Option<bool> check_{*this, "check", true,
                       "Keep the corrections only if, together, they do not lower the output "
-                      "SQNR against the input model by more than 0.5 dB on the first 8 "
-                      "calibration samples"};
+                      "SQNR against the input model by more than 0.5 dB on the samples they "
+                      "were measured on"};
 };
 
 }  // namespace
