@@ -343,6 +343,28 @@ g (float[1, 2, 3, 3] x) => (float[1, 2, 2, 2] y)
   expectChannels(runModel(*model, x), 4, exact, 1e-5);
 }
 
+// The built-in passes and `P`.
+template <class P>
+PassRegistry builtinsAnd() {
+  PassRegistry registry;
+  PluginLoader loader;
+  loader.loadDirectory(builtinPassDirectory(), registry);
+  registry.add<P>();
+  return registry;
+}
+
+// Multiplies output channel 1 of `conv` (weights and bias, new initializers) by `factor`.
+void scaleChannel1(Graph& graph, Node& conv, double factor) {
+  for (uint32_t input : {1u, 2u}) {
+    const Tensor& tensor = *conv.input(input)->initializer();
+    std::vector<double> values = tensor.toDoubles();
+    const size_t perChannel = values.size() / static_cast<size_t>(tensor.dims()[0]);
+    for (size_t i = perChannel; i < 2 * perChannel; ++i) values[i] *= factor;
+    conv.setInput(input, graph.addInitializer(std::make_shared<Tensor>(
+                             Tensor::fromDoubles(DataType::Float, tensor.dims(), values))));
+  }
+}
+
 // What bias-correct must not trust: a pass that multiplies output channel 1 of every Conv
 // (weights and bias) by 3 and records no channel affine, as a third party's rescaling pass might.
 class UnrecordedRescalePass : public Pass {
@@ -352,14 +374,7 @@ class UnrecordedRescalePass : public Pass {
     Graph& graph = model.graph();
     for (Node* node : graph.nodes()) {
       if (!node->is("Conv")) continue;
-      for (uint32_t input : {1u, 2u}) {
-        const Tensor& tensor = *node->input(input)->initializer();
-        std::vector<double> values = tensor.toDoubles();
-        const size_t perChannel = values.size() / static_cast<size_t>(tensor.dims()[0]);
-        for (size_t i = perChannel; i < 2 * perChannel; ++i) values[i] *= 3;
-        node->setInput(input, graph.addInitializer(std::make_shared<Tensor>(
-                                  Tensor::fromDoubles(DataType::Float, tensor.dims(), values))));
-      }
+      scaleChannel1(graph, *node, 3);
     }
     PassResult result;
     result.changed = true;
@@ -374,10 +389,7 @@ class UnrecordedRescalePass : public Pass {
 // why.
 TEST(BiasCorrect, LayerRescaledWithoutARecordIsSkipped) {
   ScratchDir dir;
-  PassRegistry registry;
-  PluginLoader loader;
-  loader.loadDirectory(builtinPassDirectory(), registry);
-  registry.add<UnrecordedRescalePass>();
+  const PassRegistry registry = builtinsAnd<UnrecordedRescalePass>();
   auto model = parseModelText(kConv, "conv.onnxtxt");
   const interp::Array x = convInput();
   runPipeline(*model, "rescale-unrecorded,insert-qdq{calibrator=max min-channels=0}", x, dir,
@@ -414,14 +426,7 @@ class CompensatedRescalePass : public Pass {
       if (node->is("Conv")) convs.push_back(node);
     }
     for (Node* conv : convs) {
-      for (uint32_t input : {1u, 2u}) {
-        const Tensor& tensor = *conv->input(input)->initializer();
-        std::vector<double> values = tensor.toDoubles();
-        const size_t perChannel = values.size() / static_cast<size_t>(tensor.dims()[0]);
-        for (size_t i = perChannel; i < 2 * perChannel; ++i) values[i] *= 1.05;
-        conv->setInput(input, graph.addInitializer(std::make_shared<Tensor>(
-                                  Tensor::fromDoubles(DataType::Float, tensor.dims(), values))));
-      }
+      scaleChannel1(graph, *conv, 1.05);
       const std::vector<double> back = {1.0, 1.0 / 1.05};
       Value* factor = graph.addInitializer(
           std::make_shared<Tensor>(Tensor::fromDoubles(DataType::Float, {1, 2, 1, 1}, back)));
@@ -443,10 +448,7 @@ class CompensatedRescalePass : public Pass {
 // corrections are dropped, with the reason, unless check=false.
 TEST(BiasCorrect, CorrectionsThatLowerTheOutputSqnrAreDropped) {
   ScratchDir dir;
-  PassRegistry registry;
-  PluginLoader loader;
-  loader.loadDirectory(builtinPassDirectory(), registry);
-  registry.add<CompensatedRescalePass>();
+  const PassRegistry registry = builtinsAnd<CompensatedRescalePass>();
   const interp::Array x = convInput();
   const char* quantize = "rescale-compensated,insert-qdq{calibrator=max min-channels=0}";
   auto model = parseModelText(kConv, "conv.onnxtxt");
