@@ -42,7 +42,7 @@ std::vector<ErrorMetrics> outputErrors(const Graph& graph, std::span<const Sampl
                                        const OutputSets& reference) {
   OutputSets actual = runOutputs(graph, samples);
   const size_t outputs = graph.outputs().size();
-  std::vector<ErrorAccumulator> accumulators(outputs);
+  std::vector<ErrorAccumulator> accumulators(outputs, ErrorAccumulator(128, /*decisions=*/true));
   for (size_t s = 0; s < actual.size() && s < reference.size(); ++s) {
     if (reference[s].size() != outputs || actual[s].size() != outputs) {
       throw Error(ErrorKind::Internal, graph.model().sourcePath, {},

@@ -141,7 +141,7 @@ void ErrorAccumulator::add(const interp::Array& reference, const interp::Array& 
                             fmt::join(actual.shape(), ","), fmt::join(reference.shape(), ",")));
   }
   const int64_t rank = reference.rank();
-  const bool top1 = (rank == 2 || rank == 3) && reference.dim(rank - 1) > 1;
+  const bool top1 = (rank == 2 || (decisions_ && rank == 3)) && reference.dim(rank - 1) > 1;
   const int64_t columns = top1 ? reference.dim(rank - 1) : 0;
   const int64_t rows = top1 ? reference.numel() / columns : 0;
   if (reference.dataType() == DataType::Float && actual.dataType() == DataType::Float) {
@@ -164,7 +164,7 @@ void ErrorAccumulator::addTop1(std::span<const T> reference, std::span<const T> 
     const bool agree = argmaxRow(reference, row, columns) == argmaxRow(actual, row, columns);
     if (agree) ++top1Agree_;
     ++top1Rows_;
-    if (topTwoMargin(reference, row, columns) >= kClearMargin) {
+    if (decisions_ && topTwoMargin(reference, row, columns) >= kClearMargin) {
       if (agree) ++clearAgree_;
       ++clearRows_;
     }

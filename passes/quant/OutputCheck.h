@@ -16,9 +16,9 @@ struct QuantizedTensor {
 };
 
 /// For each assignment: the mean over the graph's float outputs of noise / signal (sums over
-/// `samples`, analysis::outputErrors' SQNR) of the model with those tensors read through Q/DQ
-/// and `weights` in their quantized form. An output made by a Softmax, LogSoftmax or Sigmoid
-/// (through Reshape, Transpose and the like) is compared at that op's input, the logits. An
+/// `samples`, OutputNoise.h) of the model with those tensors read through Q/DQ and `weights`
+/// in their quantized form. An output made by a Softmax, LogSoftmax or Sigmoid (through
+/// Reshape, Transpose and the like) is compared at that op's input, the logits. An
 /// output that is all 0 in float counts 0 when it stays 0, else infinity. Samples run in
 /// parallel; the result does not depend on the thread count.
 std::vector<double> measureOutputErrors(const Model& model,

@@ -89,7 +89,8 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
                             current.outputs().size(), original.outputs().size()));
   }
   ModelErrors errors;
-  errors.outputs.assign(current.outputs().size(), analysis::ErrorAccumulator(histogramBins));
+  errors.outputs.assign(current.outputs().size(),
+                        analysis::ErrorAccumulator(histogramBins, /*decisions=*/true));
   errors.layers.assign(pairs.size(), analysis::ErrorAccumulator(histogramBins));
   interp::Interpreter originalRun(original);
   interp::Interpreter currentRun(current);

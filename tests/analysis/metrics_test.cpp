@@ -96,11 +96,11 @@ TEST(MetricsTest, Top1AgreementOfClassifierOutputs) {
   EXPECT_FALSE(other.result().top1Agreement.has_value());
 }
 
-// A sequence model's [N, T, C] scores count a decision per position. Rows whose reference is a
-// near tie (top two probabilities closer than kClearMargin) count in top-1 but not in clear
-// top-1: there a flip says little.
+// Compared as a model output, a sequence model's [N, T, C] scores count a decision per position.
+// Rows whose reference is a near tie (top two probabilities closer than kClearMargin) count in
+// top-1 but not in clear top-1: there a flip says little.
 TEST(MetricsTest, ClearTop1CountsTheDecisionsTheReferenceTakesClearly) {
-  ErrorAccumulator acc;
+  ErrorAccumulator acc(128, /*decisions=*/true);
   // Probabilities [1, 3, 2]: row 0 clear (0.9 vs 0.1), flipped; row 1 a near tie (0.52 vs
   // 0.48), flipped; row 2 clear, kept.
   acc.add(floats({1, 3, 2}, {0.9f, 0.1f, 0.52f, 0.48f, 0.2f, 0.8f}),
@@ -114,18 +114,18 @@ TEST(MetricsTest, ClearTop1CountsTheDecisionsTheReferenceTakesClearly) {
   EXPECT_EQ(m.clearTop1Rows, 2u);
   // Logits (not a distribution) are judged by their softmax: [0, 0.1] is a near tie
   // (0.525 vs 0.475), [0, 3] clear (0.95 vs 0.05).
-  ErrorAccumulator logits;
+  ErrorAccumulator logits(128, /*decisions=*/true);
   logits.add(floats({2, 2}, {0.0f, 0.1f, 0.0f, 3.0f}), floats({2, 2}, {0.2f, 0.0f, 0.0f, 2.0f}));
   ErrorMetrics l = logits.result();
   EXPECT_DOUBLE_EQ(*l.top1Agreement, 0.5);
   EXPECT_DOUBLE_EQ(*l.clearTop1Agreement, 1.0);
   EXPECT_EQ(l.clearTop1Rows, 1u);
   // Only near ties: no clear agreement at all.
-  ErrorAccumulator ties;
+  ErrorAccumulator ties(128, /*decisions=*/true);
   ties.add(floats({1, 2}, {0.0f, 0.1f}), floats({1, 2}, {0.1f, 0.0f}));
   EXPECT_FALSE(ties.result().clearTop1Agreement.has_value());
   // A rank-4 map has no decision rows.
-  ErrorAccumulator map;
+  ErrorAccumulator map(128, /*decisions=*/true);
   map.add(floats({1, 1, 2, 2}, {0, 1, 2, 3}), floats({1, 1, 2, 2}, {0, 1, 2, 3}));
   EXPECT_FALSE(map.result().top1Agreement.has_value());
 }

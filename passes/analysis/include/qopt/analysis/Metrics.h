@@ -36,7 +36,8 @@ struct ErrorMetrics {
   uint64_t top1Rows = 0;
   /// The same over the rows the reference decides clearly: its top two probabilities (the row
   /// itself where it is a distribution, else its softmax) at least kClearMargin apart. A flip
-  /// there is an error; at a near tie it says little. Unset when no row is clear.
+  /// there is an error; at a near tie it says little. Unset when no row is clear, or the
+  /// tensor was not compared as a model output (ErrorAccumulator's `decisions`).
   std::optional<double> clearTop1Agreement;
   uint64_t clearTop1Rows = 0;
 
@@ -54,15 +55,20 @@ inline constexpr double kLowOverlap = 0.8;
 
 class ErrorAccumulator {
  public:
-  explicit ErrorAccumulator(int histogramBins = 128) : histogram_(histogramBins) {}
+  /// `decisions`: the tensor is a model output, whose class scores are decisions: rank-3
+  /// [N, T, C] arrays count top-1 per position too, and clear top-1 is counted (a softmax per
+  /// row, work not spent on every layer's tensors).
+  explicit ErrorAccumulator(int histogramBins = 128, bool decisions = false)
+      : decisions_(decisions), histogram_(histogramBins) {}
 
   /// Adds one sample of a tensor; both spans hold the same elements in the same order.
   /// Throws qopt::Error (Internal) when the sizes differ.
   void add(std::span<const double> reference, std::span<const double> actual);
   void add(std::span<const float> reference, std::span<const float> actual);
   /// Adds arrays of any numeric type (converted to double). Shapes must match (qopt::Error
-  /// (Verification) naming `label` otherwise). Rank-2 [N, C] and rank-3 [N, T, C] arrays with
-  /// C > 1 also count top-1 agreement along the last axis (all rows, and the clear ones).
+  /// (Verification) naming `label` otherwise). Rank-2 [N, C] arrays with C > 1 also count top-1
+  /// agreement along the last axis; with `decisions`, rank-3 [N, T, C] ones too, and the clear
+  /// rows.
   void add(const interp::Array& reference, const interp::Array& actual,
            const std::string& label = "tensor");
 
@@ -87,6 +93,7 @@ class ErrorAccumulator {
   double sumProduct_ = 0;
   uint64_t top1Rows_ = 0;
   uint64_t top1Agree_ = 0;
+  bool decisions_ = false;
   uint64_t clearRows_ = 0;
   uint64_t clearAgree_ = 0;
   PairedHistogram histogram_;
