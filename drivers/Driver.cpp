@@ -205,9 +205,14 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
   try {
     manager.run(*model, context);
   } catch (const Error& e) {
-    // A check that failed on a structurally valid model (verify's budget) still writes the
-    // output and the reports, which say what failed; the exit code says it too.
-    if (e.kind() != ErrorKind::Verification || !verifyModel(*model).empty()) throw;
+    // A check pass that failed on a structurally valid model (verify's budget) still writes the
+    // output and the reports, which say what failed; the exit code says it too. Any other pass
+    // may have failed halfway through a change: nothing is written.
+    const Pass* failed = manager.failedPass();
+    if (e.kind() != ErrorKind::Verification || failed == nullptr || !failed->isCheck() ||
+        !verifyModel(*model).empty()) {
+      throw;
+    }
     checkFailure = e;
     if (reporting) report.pipelineFinished(*model, context);
   }

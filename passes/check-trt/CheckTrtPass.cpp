@@ -32,6 +32,8 @@ class CheckTrtPass : public Pass {
              "Lists what TensorRT would reject or misread in the model, and the build flags it "
              "needs (read-only)") {}
 
+  bool isCheck() const override { return true; }
+
   void validateOptions() const override {
     if (!computeCapability_->empty()) {
       try {

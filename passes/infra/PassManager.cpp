@@ -63,9 +63,11 @@ bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int it
   try {
     result = pass.run(model, context);
   } catch (const Error& e) {
+    failedPass_ = &pass;
     throw Error(e.kind(), e.where(), e.subject(),
                 fmt::format("{} (in pass '{}')", e.cause(), pass.name()));
   } catch (const std::exception& e) {
+    failedPass_ = &pass;
     throw Error(ErrorKind::Internal, model.sourcePath, fmt::format("pass '{}'", pass.name()),
                 fmt::format("unexpected exception: {}", e.what()));
   }

@@ -78,6 +78,7 @@ class VerifyPass : public Pass {
              "and per layer)") {}
 
   bool needsOriginalModel() const override { return true; }
+  bool isCheck() const override { return true; }
 
   void validateOptions() const override {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");

@@ -113,7 +113,18 @@ TEST(PassManager, PassErrorsKeepTheirKindAndNameThePass) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Verification);
     EXPECT_EQ(std::string(e.what()), "model.onnx: tensor 'x': mismatch (in pass 'throwing')");
+    ASSERT_NE(manager.failedPass(), nullptr);
+    EXPECT_EQ(manager.failedPass()->name(), "throwing");
+    EXPECT_FALSE(manager.failedPass()->isCheck());
   }
+}
+
+TEST(PassManager, NamesNoFailedPassWhenNoneThrew) {
+  PassManager manager(parsePipeline("noop,append-relu", registry()));
+  auto model = chainModel();
+  PassContext context;
+  manager.run(*model, context);
+  EXPECT_EQ(manager.failedPass(), nullptr);
 }
 
 TEST(PassManager, SnapshotsTheInputOnlyWhenAPassAsks) {

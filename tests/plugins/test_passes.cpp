@@ -86,10 +86,13 @@ class MisorderPass : public Pass {
   }
 };
 
-// Throws a qopt::Error of the chosen kind (exit code tests).
+// Throws a qopt::Error of the chosen kind (exit code tests); `check` makes it a check pass,
+// whose failed check still leaves the output written.
 class FailPass : public Pass {
  public:
   FailPass() : Pass("test-fail", "Throws an error of the chosen kind") {}
+
+  bool isCheck() const override { return *check_; }
 
   PassResult run(Model& model, PassContext&) override {
     ErrorKind kind = *kind_ == "verification" ? ErrorKind::Verification
@@ -100,6 +103,7 @@ class FailPass : public Pass {
 
  private:
   Option<std::string> kind_{*this, "kind", "verification", "verification, input or internal"};
+  Option<bool> check_{*this, "check", false, "Declare the pass a check (Pass::isCheck)"};
 };
 
 // Renames every node output of the main graph to "<name>_r" (name map tests).

@@ -92,6 +92,13 @@ class Pass : public OptionSet {
   /// pass manager then keeps a snapshot of the input, which it otherwise does not pay for.
   virtual bool needsOriginalModel() const { return false; }
 
+  /// A pass whose job is to check the model (verify, check-trt) and that never changes it says
+  /// so here. A failed check it raises (ErrorKind::Verification) is a verdict on a model every
+  /// earlier pass completed: the driver still writes that model and the reports, then exits 1.
+  /// The same kind raised by any other pass ends the run with nothing written, since that pass
+  /// may have stopped halfway through its change.
+  virtual bool isCheck() const { return false; }
+
   /// `name{key=value ...}` with every option (defaults included): the canonical form.
   std::string printPipelineItem() const;
 

@@ -61,6 +61,10 @@ class PassManager {
   /// An error thrown by a pass is rethrown with the pass named in its cause.
   bool run(Model& model, PassContext& context);
 
+  /// The pass whose run() threw the error run() rethrew; null when run() did not throw or the
+  /// error came from elsewhere (an instrumentation, the input snapshot).
+  const Pass* failedPass() const { return failedPass_; }
+
  private:
   bool runItems(const std::vector<PipelineItem>& items, Model& model, PassContext& context,
                 int iteration);
@@ -69,6 +73,7 @@ class PassManager {
 
   Pipeline pipeline_;
   std::vector<PassInstrumentation*> instrumentations_;
+  const Pass* failedPass_ = nullptr;
 };
 
 }  // namespace qopt

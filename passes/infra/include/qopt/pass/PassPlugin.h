@@ -23,7 +23,7 @@
 #include "qopt/pass/PassRegistry.h"
 
 /// Bumped whenever the pass API (these headers, or the IR they expose) changes incompatibly.
-#define QOPT_PLUGIN_API_VERSION 1
+#define QOPT_PLUGIN_API_VERSION 2
 
 /// The exported entry point's name, for dlsym.
 #define QOPT_PLUGIN_ENTRY_POINT_NAME "qoptGetPassPluginInfo"
