@@ -893,11 +893,26 @@ std::unique_ptr<Model> Model::clone() const {
   copy->trainingInfo = trainingInfo;
   copy->unknownFields = unknownFields;
   copy->sourcePath = sourcePath;
+  copy->unrounded_ = unrounded_;
   copy->values_.reserve(values_.size());
   copy->usedNodeNames_.reserve(usedNodeNames_.size());
   ValueMap map;
   copy->graph_ = graph_->clone(copy.get(), nullptr, map);
   return copy;
+}
+
+void Model::recordUnrounded(const Tensor& rounded, TensorPtr original) {
+  std::shared_ptr<const Buffer> buffer = rounded.buffer();
+  if (buffer == nullptr || original == nullptr) return;
+  const Buffer* key = buffer.get();
+  unrounded_[key] = Unrounded{std::move(buffer), std::move(original)};
+}
+
+TensorPtr Model::unrounded(const Tensor& rounded) const {
+  if (unrounded_.empty()) return nullptr;
+  std::shared_ptr<const Buffer> buffer = rounded.buffer();
+  auto it = unrounded_.find(buffer.get());
+  return it == unrounded_.end() ? nullptr : it->second.original;
 }
 
 }  // namespace qopt

@@ -1,7 +1,9 @@
 // Each quantized layer's own error in one run per sample: the model runs with, after every
 // quantized layer, a float twin of it that reads the same upstream values before their
-// QuantizeLinear (across the ops TensorRT moves DequantizeLinear over) and the same weights. The
-// twin's output against the layer's is the error the layer's input quantization adds there.
+// QuantizeLinear (across the ops TensorRT moves DequantizeLinear over) and the weights as they
+// were before quantization when the model recorded them (Model::recordUnrounded), else the same
+// dequantized weights. The twin's output against the layer's is the error the layer's
+// quantization adds there.
 #include <cmath>
 #include <map>
 #include <memory>
@@ -71,6 +73,21 @@ Value* floatInput(Graph& graph, Value* value, Node* before) {
   return current == value ? replacement : nullptr;
 }
 
+// A constant input the layer reads through DequantizeLinear, as its values before quantization
+// (Model::recordUnrounded): the twin then carries no weight error either. nullptr when `value`
+// is no such input or nothing was recorded.
+Value* unroundedInput(Graph& graph, const Value* value) {
+  const Node* dq = value->producer();
+  if (dq == nullptr || !dq->is("DequantizeLinear")) return nullptr;
+  std::optional<Tensor> values = unroundedConstant(*dq);
+  if (!values) return nullptr;
+  values->setName(graph.model().uniqueValueName(value->name() + "_float_twin"));
+  auto shared = std::make_shared<Tensor>(std::move(*values));
+  Value* constant = graph.addInitializer(shared);
+  constant->setType(ValueType::tensor(shared->dataType(), shared->dims()));
+  return constant;
+}
+
 struct Probe {
   std::unique_ptr<Model> model;
   std::vector<LocalSensitivity> layers;
@@ -90,10 +107,11 @@ Probe buildProbe(const Model& model) {
     for (size_t i = 0; i < node.numInputs(); ++i) {
       Value* in = node.input(i);
       Value* replaced = in != nullptr ? floatInput(graph, in, after) : nullptr;
+      if (replaced == nullptr && in != nullptr) replaced = unroundedInput(graph, in);
       anyFloat = anyFloat || replaced != nullptr;
       inputs.push_back(replaced != nullptr ? replaced : in);
     }
-    if (!anyFloat) continue;  // weight-only: nothing of its input is quantized
+    if (!anyFloat) continue;  // nothing of its input is quantized, or nothing known before it
     Node* twin = copyNode(graph, node, after, layer.name + "_float_twin");
     for (Value* in : inputs) twin->addInput(in);
     Value* out =

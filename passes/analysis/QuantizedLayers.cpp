@@ -229,6 +229,19 @@ Tensor dequantizeConstant(const Node& dq) {
   return Tensor::fromDoubles(type, x->dims(), out);
 }
 
+std::optional<Tensor> unroundedConstant(const Node& dq) {
+  const Value* codes = dq.input(0);
+  if (codes == nullptr || !codes->isInitializer() || codes->initializer() == nullptr) {
+    return std::nullopt;
+  }
+  TensorPtr original = dq.graph()->model().unrounded(*codes->initializer());
+  if (original == nullptr || original->dims() != codes->initializer()->dims()) return std::nullopt;
+  std::optional<Tensor> scale = fold::qdqParameter(dq.input(1));
+  if (!scale) return std::nullopt;
+  if (original->dataType() == scale->dataType()) return *original;
+  return Tensor::fromDoubles(scale->dataType(), original->dims(), original->toDoubles());
+}
+
 BypassResult returnToFloat(Node& node, FloatFallback fallback) {
   BypassResult result;
   DataType readType = DataType::Float;  // what the layer's activations were dequantized to
@@ -243,9 +256,10 @@ BypassResult returnToFloat(Node& node, FloatFallback fallback) {
       if (isBuildTimeConstant(dq->input(0))) {
         // A stored weight or bias, also when stored in float and quantized in the graph (QAT):
         // the layer reads the dequantized values.
-        std::optional<Tensor> values;
+        std::optional<Tensor> values = unroundedConstant(*dq);
+        const bool restored = values.has_value();
         try {
-          values = dequantizeConstant(*dq);
+          if (!values) values = dequantizeConstant(*dq);
         } catch (const Error& e) {
           result.kept.push_back(fmt::format("input {} ('{}'): {}", i, in->name(), e.cause()));
           break;
@@ -253,6 +267,7 @@ BypassResult returnToFloat(Node& node, FloatFallback fallback) {
         fold::installConstant({Use{&node, static_cast<uint32_t>(i)}}, std::move(*values),
                               in->name() + "_dequantized");
         ++result.constantsDequantized;
+        if (restored) ++result.constantsRestored;
         break;
       }
       if (q == nullptr || !q->is("QuantizeLinear")) {

@@ -35,6 +35,19 @@ using quant::CalibratorKind;
 
 enum class WeightRounding { Auto, Nearest, Gptq };
 
+// Remembers `original`'s values for the codes `dequantized` reads, so that a layer returned to
+// float later (mixed-precision, sensitivity) reads them again rather than the codes dequantized.
+void recordUnrounded(Model& model, const Value& dequantized, const Value& original) {
+  const Value* codes = dequantized.producer()->input(0);
+  TensorPtr values = original.initializer();
+  if (values == nullptr) {
+    std::optional<Tensor> computed = fold::constantOf(&original);
+    if (!computed) return;
+    values = std::make_shared<Tensor>(std::move(*computed));
+  }
+  model.recordUnrounded(*codes->initializer(), std::move(values));
+}
+
 std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {
   return {{CalibratorKind::Max, "max"},
           {CalibratorKind::Percentile, "percentile"},
@@ -227,6 +240,7 @@ class InsertQdqPass : public Pass {
         Value* dequantized = qdq::insertConstantDequantize(
             graph, site.weight->name(), quantized.values, quantized.scales, site.axis,
             firstUser(site.weight, order), qdq::floatTypeOf(site.weight));
+        recordUnrounded(model, *dequantized, *site.weight);
         it = weights.emplace(key, std::make_pair(dequantized, std::move(quantized))).first;
         result.statistics.add("weights-quantized");
         const std::string type = qdq::typeWord(*precision_);
@@ -268,6 +282,7 @@ class InsertQdqPass : public Pass {
       Value* dequantized =
           qdq::insertConstantDequantize(graph, site.bias->name(), bias.values, scales, axis,
                                         site.node, qdq::floatTypeOf(site.bias));
+      recordUnrounded(model, *dequantized, *site.bias);
       Value* old = site.bias;
       site.node->setInput(site.input, dequantized);
       replacedWeights.push_back(old);

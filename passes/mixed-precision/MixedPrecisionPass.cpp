@@ -217,9 +217,14 @@ class MixedPrecisionPass : public Pass {
     }
     for (size_t i = 0; i < kept.size(); ++i) {
       analysis::BypassResult bypass = analysis::returnToFloat(*nodes[i], *fallback_);
-      std::string what = fmt::format(
-          "kept in {}: {} inputs read before their QuantizeLinear, {} constants dequantized",
-          fallback_.spelling(), bypass.activationsBypassed, bypass.constantsDequantized);
+      std::string what = fmt::format("kept in {}: {} inputs read before their QuantizeLinear",
+                                     fallback_.spelling(), bypass.activationsBypassed);
+      const int dequantized = bypass.constantsDequantized - bypass.constantsRestored;
+      if (bypass.constantsRestored > 0) {
+        what += fmt::format(", {} constants back to their values before quantization",
+                            bypass.constantsRestored);
+      }
+      if (dequantized > 0) what += fmt::format(", {} constants dequantized", dequantized);
       for (const std::string& kept : bypass.kept) what += "; still quantized: " + kept;
       result.applied(fmt::format("node '{}' ({})", kept[i]->name, kept[i]->op), what);
     }

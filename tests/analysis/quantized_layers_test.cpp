@@ -115,6 +115,46 @@ TEST(QuantizedLayersTest, ReturnToFloatMatchesTheDequantizedModel) {
   }
 }
 
+// The weight's values before quantization, recorded for its codes as insert-qdq records them.
+TensorPtr recordOriginalWeight(Model& model) {
+  auto original = std::make_shared<Tensor>(
+      Tensor::fromFloats({2, 2, 1, 1}, std::vector<float>{0.104f, -0.198f, 0.61f, 0.79f}));
+  model.recordUnrounded(*model.graph().findValue("wq")->initializer(), original);
+  return original;
+}
+
+TEST(QuantizedLayersTest, ReturnToFloatRestoresRecordedValuesBeforeQuantization) {
+  auto model = parse(kModel);
+  recordOriginalWeight(*model);
+  // The record is the codes' buffer's: a clone shares it.
+  auto copy = model->clone();
+  Node* y = producerOf(copy->graph(), "y");
+  BypassResult result = returnToFloat(*y);
+  EXPECT_EQ(result.constantsDequantized, 2);
+  EXPECT_EQ(result.constantsRestored, 1);  // the weight; the bias has no record
+  EXPECT_EQ(y->input(1)->initializer()->toFloats(),
+            (std::vector<float>{0.104f, -0.198f, 0.61f, 0.79f}));
+  EXPECT_FLOAT_EQ(y->input(2)->initializer()->toFloats()[1], -0.1f);  // -50 * 0.002
+  EXPECT_TRUE(verifyModel(*copy).empty());
+  // The first layer still reads the codes.
+  EXPECT_FLOAT_EQ(dequantizeConstant(*producerOf(copy->graph(), "wd")).toFloats()[0], 0.1f);
+}
+
+TEST(QuantizedLayersTest, CodesChangedSinceTheRecordAreDequantized) {
+  auto model = parse(kModel);
+  recordOriginalWeight(*model);
+  // A later pass rewriting the codes installs a new buffer: the record no longer applies.
+  Value* codes = model->graph().findValue("wq");
+  auto rewritten = std::make_shared<Tensor>(*codes->initializer());
+  rewritten->setRawBytes(std::vector<std::byte>(4, std::byte{1}));
+  codes->setInitializer(rewritten);
+  EXPECT_FALSE(unroundedConstant(*producerOf(model->graph(), "wd")).has_value());
+  Node* y = producerOf(model->graph(), "y");
+  BypassResult result = returnToFloat(*y);
+  EXPECT_EQ(result.constantsRestored, 0);
+  EXPECT_FLOAT_EQ(y->input(1)->initializer()->toFloats()[0], 0.01f);  // 1 * 0.01
+}
+
 TEST(QuantizedLayersTest, ReturningEveryLayerLeavesNoUnusedQdq) {
   auto model = parse(kModel);
   for (const QuantizedLayer& layer : findQuantizedLayers(model->graph()))

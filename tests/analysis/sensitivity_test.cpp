@@ -158,6 +158,43 @@ g (float[1,8] x) => (float[1,2] y)
   EXPECT_LT(local[0].error.sqnrDb, 40.0);
 }
 
+// Weights whose values before quantization the model recorded (insert-qdq does): the float
+// reference and a layer's float twin read those, so a weight's rounding error counts as that
+// layer's error; without the record a weight-only layer shows none.
+TEST(LocalSensitivityTest, RecordedWeightsMakeTheWeightErrorTheLayers) {
+  constexpr const char* kWeightOnly = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2] x) => (float[1,2] y)
+<int8[2,2] wq = {10, 20, 30, 40}, float ws = {0.01}, int8 z = {0}>
+{
+  w = DequantizeLinear(wq, ws, z)
+  y = MatMul(x, w)
+}
+)";
+  auto model = parse(kWeightOnly);
+  std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 3, 1);
+  EXPECT_TRUE(measureLocalSensitivity(*model, samples).empty());
+
+  const std::vector<float> original{0.104f, 0.196f, 0.303f, 0.398f};
+  model->recordUnrounded(*model->graph().findValue("wq")->initializer(),
+                         std::make_shared<Tensor>(Tensor::fromFloats({2, 2}, original)));
+  std::vector<LocalSensitivity> local = measureLocalSensitivity(*model, samples);
+  ASSERT_EQ(local.size(), 1u);
+  EXPECT_GT(local[0].error.mse, 0.0);
+  EXPECT_LT(local[0].error.sqnrDb, 60.0);
+
+  // The float reference is MatMul(x, original) itself.
+  OutputSets reference = runOutputs(floatReference(*model)->graph(), samples);
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const interp::Array& x = samples[s].inputs.at("x");
+    for (int64_t j = 0; j < 2; ++j) {
+      const double expected =
+          x.getDouble(0) * original[static_cast<size_t>(j)] + x.getDouble(1) * original[2 + j];
+      EXPECT_NEAR(reference[s][0].getDouble(j), expected, 1e-6);
+    }
+  }
+}
+
 // Samples run in parallel; the outputs are each sample's own, in sample order.
 TEST(ComparisonParallelTest, RunOutputsKeepsSampleOrder) {
   auto model = parse(kModel);

@@ -451,6 +451,14 @@ class Model {
   /// Deep copy; tensors share their immutable buffers with the original.
   std::unique_ptr<Model> clone() const;
 
+  /// Records the values a constant had before a pass rounded it (a weight quantized to codes):
+  /// a pass that returns a layer to float installs these rather than the codes dequantized.
+  /// Keyed by the rounded tensor's buffer, which is immutable and shared by clone(): a pass
+  /// that changes the codes installs a new buffer, which has no entry. Not written to files.
+  void recordUnrounded(const Tensor& rounded, TensorPtr original);
+  /// What `rounded` held before it was rounded, or null.
+  TensorPtr unrounded(const Tensor& rounded) const;
+
  private:
   friend class Graph;
   friend class Value;
@@ -465,6 +473,11 @@ class Model {
   std::vector<ModelObserver*> observers_;
   bool destroying_ = false;  // set by ~Model: graphs going away need not give names back
   size_t numSubgraphs_ = 0;
+  struct Unrounded {
+    std::shared_ptr<const Buffer> rounded;  // held, so that its address is never reused
+    TensorPtr original;
+  };
+  std::unordered_map<const Buffer*, Unrounded> unrounded_;
 };
 
 }  // namespace qopt

@@ -5,11 +5,14 @@
 // one of whose inputs is read directly from a DequantizeLinear. "Left in float" means its
 // inputs bypass their Q/DQ: an input read from DequantizeLinear(QuantizeLinear(x)) reads x, and
 // an input read from DequantizeLinear of a constant (weight, int32 bias) reads a float constant
-// holding the dequantized values (named after the DequantizeLinear's output, "<name>_dequantized").
+// (named after the DequantizeLinear's output, "<name>_dequantized") holding the values the
+// constant had before it was quantized when the pass that quantized it recorded them
+// (Model::recordUnrounded: insert-qdq does), else the dequantized values (a QAT model's).
 // Other readers of the same Q/DQ nodes are not affected.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -43,7 +46,8 @@ enum class FloatFallback {
 
 struct BypassResult {
   int activationsBypassed = 0;   // inputs now read before their QuantizeLinear
-  int constantsDequantized = 0;  // weights and biases now stored in float
+  int constantsDequantized = 0;  // weights and biases now stored in float (any of the two ways)
+  int constantsRestored = 0;     // of those, how many got their values before quantization
   /// Inputs still read through DequantizeLinear, with the reason.
   std::vector<std::string> kept;
   bool changed() const { return activationsBypassed + constantsDequantized > 0; }
@@ -63,5 +67,10 @@ void removeQuantization(Graph& graph, const std::unordered_set<const Node*>& kee
 /// and rounded once to the scale's type (per tensor, per axis and blocked layouts). x may also be
 /// QuantizeLinear of a constant (QAT exports), evaluated here.
 Tensor dequantizeConstant(const Node& dequantize);
+
+/// The values the constant DequantizeLinear `dequantize` reads had before they were quantized,
+/// in the type and shape it returns, when the model recorded them (Model::recordUnrounded) and
+/// the codes are still those recorded; nullopt otherwise.
+std::optional<Tensor> unroundedConstant(const Node& dequantize);
 
 }  // namespace qopt::analysis
