@@ -214,5 +214,29 @@ class Builds(unittest.TestCase):
         self.assertEqual(lines[1], "- `old0000` older build: m1 (qopt-a); m2 (every qopt row)")
 
 
+class Goals(unittest.TestCase):
+    """The goal lines judge the trained models and report the random-weight exports beside them."""
+
+    def test_random_weight_models_are_reported_not_judged(self):
+        import run_quality as rq
+
+        def row(tool, task, sqnr):
+            return {"status": "ok", "tool": tool, "family": "int8", "task": task, "sqnr_db": sqnr}
+
+        results = {
+            "ppocr-v4-rec": {"methods": {rq.DEFAULT_METHOD: row("qopt", 90.0, 20.0),
+                                         "ort-trt": row("onnxruntime", 60.0, 9.0)}},
+            "gpt2": {"methods": {rq.DEFAULT_METHOD: row("qopt", 84.0, 23.0),
+                                 "ort-trt": row("onnxruntime", 85.0, 23.0)}},
+        }
+        lines = rq.goals(results)
+        self.assertIn("PASS: ppocr-v4-rec: qopt default (qopt-trt-int8)", "\n".join(lines))
+        self.assertIn("FAIL: ppocr-v4-rec: qopt default task agreement 90.00 %", "\n".join(lines))
+        gpt2 = [g for g in lines if ": gpt2: qopt default" in g]
+        self.assertEqual(len(gpt2), 2)
+        for g in gpt2:
+            self.assertTrue(g.startswith("FAIL (random weights: reported, not judged): gpt2:"), g)
+
+
 if __name__ == "__main__":
     unittest.main()
