@@ -111,6 +111,13 @@ std::optional<Tensor> constantOf(const Value* value) {
   return constantNodeTensor(*value->producer());
 }
 
+TensorPtr sharedConstantOf(const Value* value) {
+  if (!isConstantValue(value)) return nullptr;
+  if (value->isInitializer()) return value->initializer();
+  std::optional<Tensor> tensor = constantNodeTensor(*value->producer());
+  return tensor ? std::make_shared<Tensor>(std::move(*tensor)) : nullptr;
+}
+
 std::optional<Tensor> constantThroughCasts(const Value* value) {
   // Bounded: exporters wrap a constant in one or two casts, never in long chains.
   constexpr int kMaxDepth = 8;

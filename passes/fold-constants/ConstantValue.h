@@ -22,6 +22,10 @@ std::optional<Tensor> constantNodeTensor(const Node& node, std::string* why = nu
 /// a graph input), or the output of a Constant node. nullopt for anything else.
 std::optional<Tensor> constantOf(const Value* value);
 
+/// As constantOf, shared: an initializer's own tensor (no copy), a Constant node's in a new one;
+/// null for anything else.
+TensorPtr sharedConstantOf(const Value* value);
+
 /// As constantOf, also looking through Identity and through Cast nodes whose result is exact
 /// here: floating point to floating point (rounded to nearest even, as ONNX's Cast), and
 /// integer-valued numbers that the target type holds. QAT exports wrap scales and zero points

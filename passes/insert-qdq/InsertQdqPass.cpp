@@ -39,13 +39,9 @@ enum class WeightRounding { Auto, Nearest, Gptq };
 // float later (mixed-precision, sensitivity) reads them again rather than the codes dequantized.
 void recordUnrounded(Model& model, const Value& dequantized, const Value& original) {
   const Value* codes = dequantized.producer()->input(0);
-  TensorPtr values = original.initializer();
-  if (values == nullptr) {
-    std::optional<Tensor> computed = fold::constantOf(&original);
-    if (!computed) return;
-    values = std::make_shared<Tensor>(std::move(*computed));
+  if (TensorPtr values = fold::sharedConstantOf(&original)) {
+    model.recordUnrounded(*codes->initializer(), std::move(values));
   }
-  model.recordUnrounded(*codes->initializer(), std::move(values));
 }
 
 std::vector<std::pair<CalibratorKind, std::string>> calibratorSpellings() {

@@ -1,7 +1,6 @@
 #include "Emit.h"
 
 #include <memory>
-#include <optional>
 #include <utility>
 
 #include "../fold-constants/ConstantValue.h"
@@ -58,10 +57,8 @@ int64_t emitQdq(const WeightSite& site, const BlockQuantized& q) {
   Value* old = site.node->input(site.weightIndex);
   // The float weight stays known for the codes: a layer returned to float later
   // (mixed-precision, sensitivity) gets it back rather than the codes dequantized.
-  if (old->initializer() != nullptr) {
-    model.recordUnrounded(*codes->initializer(), old->initializer());
-  } else if (std::optional<Tensor> values = fold::constantOf(old)) {
-    model.recordUnrounded(*codes->initializer(), std::make_shared<Tensor>(std::move(*values)));
+  if (TensorPtr values = fold::sharedConstantOf(old)) {
+    model.recordUnrounded(*codes->initializer(), std::move(values));
   }
   site.node->setInput(site.weightIndex, dq->output(0));
   fold::eraseIfUnused(old);
