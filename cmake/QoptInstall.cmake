@@ -21,13 +21,8 @@ endif()
 
 # Plugins may use the IR and pass API (qopt::qopt) and the reference interpreter (qopt::interp).
 set_target_properties(qopt_interp PROPERTIES INSTALL_RPATH "$ORIGIN")
-# qopt::analysis (metrics, data sets, precision classification) and qopt::quant (calibration,
-# TensorRT calibration cache, scales files) are exported too, from their own folders.
-foreach(library qopt_analysis qopt_quant)
-  if(TARGET ${library})
-    set_target_properties(${library} PROPERTIES INSTALL_RPATH "$ORIGIN")
-  endif()
-endforeach()
+# The libraries passes share (passes/lib: qopt::analysis, qopt::quant, qopt::qdq, ...) are
+# installed and exported from their own folders.
 install(TARGETS qopt_lib qopt_interp EXPORT qoptTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -29,6 +29,7 @@
 #include "CorrectedLayers.h"
 #include "qopt/analysis/ChannelAffine.h"
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/PassOutcomes.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
@@ -60,6 +61,12 @@ class BiasCorrectPass : public Pass {
 
   void validateOptions() const override {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
+  }
+
+  std::vector<Requirement> requirements() const override {
+    return {{ModelProperty::Quantized,
+             "run insert-qdq before it in the same pipeline (it corrects each quantized layer "
+             "against its float version in the pipeline's input)"}};
   }
 
   PassResult run(Model& model, PassContext& context) override {
@@ -135,6 +142,7 @@ class BiasCorrectPass : public Pass {
     out["samples"] = static_cast<uint64_t>(samples.size());
     out["biases-changed"] =
         result.statistics["biases-corrected"] + result.statistics["biases-added"];
+    analysis::publishOutcome(context, analysis::BiasCorrectOutcome{out["biases-changed"].asInt()});
     return result;
   }
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::biascorrect {
 namespace {

@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantValue.h"
 #include "qopt/analysis/Comparison.h"
 #include "qopt/analysis/ParallelSamples.h"
 #include "qopt/analysis/QuantizedLayers.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantValue.h"
 #include "qopt/analysis/Precision.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::biascorrect {
 namespace {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "qopt/ir/ConstantNode.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
@@ -93,39 +94,6 @@ class CanonicalizePass : public Pass {
     result.statistics.add("clip-converted");
   }
 
-  // The tensor a Constant node stands for, or an explanation of why it is left alone.
-  static std::optional<Tensor> constantTensor(const Node* node, std::string& why) {
-    if (node->attributes().size() != 1) {
-      why = "kept: it does not have exactly one value attribute";
-      return std::nullopt;
-    }
-    const Attribute& attr = node->attributes()[0];
-    if (!attr.refAttrName.empty()) {
-      why = "kept: its value refers to a function attribute";
-      return std::nullopt;
-    }
-    if (attr.name == "value" && attr.kind == AttrKind::Tensor && attr.t) {
-      Tensor copy = *attr.t;  // shares the bytes
-      copy.setName("");
-      return copy;
-    }
-    if (attr.name == "value_float" && attr.kind == AttrKind::Float) {
-      return Tensor::fromFloats({}, {&attr.f, 1});
-    }
-    if (attr.name == "value_floats" && attr.kind == AttrKind::Floats) {
-      return Tensor::fromFloats({static_cast<int64_t>(attr.floats.size())}, attr.floats);
-    }
-    if (attr.name == "value_int" && attr.kind == AttrKind::Int) {
-      return Tensor::fromInt64s(DataType::Int64, {}, {&attr.i, 1});
-    }
-    if (attr.name == "value_ints" && attr.kind == AttrKind::Ints) {
-      return Tensor::fromInt64s(DataType::Int64, {static_cast<int64_t>(attr.ints.size())},
-                                attr.ints);
-    }
-    why = fmt::format("kept: '{}' constants are left as nodes", attr.name);
-    return std::nullopt;
-  }
-
   void liftConstant(Model& model, Graph& graph, Node* node, PassResult& result) {
     if (&graph != &model.graph()) {
       result.missed(node->describe(), "kept: it is inside a subgraph body");
@@ -144,9 +112,9 @@ class CanonicalizePass : public Pass {
       return;
     }
     std::string why;
-    std::optional<Tensor> tensor = constantTensor(node, why);
+    std::optional<Tensor> tensor = constantNodeTensor(*node, &why);
     if (!tensor) {
-      result.missed(node->describe(), why);
+      result.missed(node->describe(), "kept: " + why);
       return;
     }
     graph.replaceByInitializer(out, std::make_shared<Tensor>(std::move(*tensor)));

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "Placement.h"
+#include "PlacementChecks.h"
 #include "qopt/pass/Target.h"
 
 namespace qopt::checktrt {

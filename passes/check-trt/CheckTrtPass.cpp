@@ -12,7 +12,7 @@
 #include "BuildFlags.h"
 #include "Finding.h"
 #include "Fp8Checks.h"
-#include "Placement.h"
+#include "PlacementChecks.h"
 #include "QdqChecks.h"
 #include "qopt/analysis/PrecisionReport.h"
 #include "qopt/ir/Error.h"

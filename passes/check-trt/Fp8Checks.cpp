@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantCone.h"
+#include "qopt/constants/ConstantCone.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::checktrt {

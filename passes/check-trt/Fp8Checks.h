@@ -3,10 +3,10 @@
 // TensorRT's ONNX parser reads QuantizeLinear/DequantizeLinear of float8 E4M3FN (opset 19, zero
 // point 0 of that type, amax mapped to 448) from TensorRT 10 on; this is the form NVIDIA's Model
 // Optimizer exports (modelopt.onnx.quantization.fp8: Conv, Gemm, MatMul and residual Adds) and
-// the one TENSORRT.md lists for TensorRT 10 and 11. Before it, FP8 reached TensorRT only through
-// NVIDIA's own TRT_FP8QuantizeLinear/TRT_FP8DequantizeLinear ops (Transformer Engine's early ONNX
-// export), not ONNX's operators, so a float8 Q/DQ model is refused for 8.x and 9.x. The other
-// float8 types (E4M3FNUZ, E5M2, E5M2FNUZ) are not TensorRT's: QdqChecks reports them. FP8
+// the one docs/tensorrt.md lists for TensorRT 10 and 11. Before it, FP8 reached TensorRT only
+// through NVIDIA's own TRT_FP8QuantizeLinear/TRT_FP8DequantizeLinear ops (Transformer Engine's
+// early ONNX export), not ONNX's operators, so a float8 Q/DQ model is refused for 8.x and 9.x. The
+// other float8 types (E4M3FNUZ, E5M2, E5M2FNUZ) are not TensorRT's: QdqChecks reports them. FP8
 // kernels exist on compute capability 8.9 and newer (Ada, Hopper, Blackwell).
 #pragma once
 

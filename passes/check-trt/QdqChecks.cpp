@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantCone.h"
-#include "../fold-constants/ConstantValue.h"
 #include "qopt/analysis/Precision.h"
+#include "qopt/constants/ConstantCone.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::checktrt {

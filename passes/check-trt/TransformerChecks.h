@@ -9,9 +9,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../insert-qdq/TransformerPatterns.h"
 #include "Finding.h"
 #include "qopt/analysis/PrecisionReport.h"
+#include "qopt/qdq/TransformerPatterns.h"
 
 namespace qopt::checktrt {
 

@@ -4,8 +4,8 @@
 // they need a newer one.
 #include <fmt/format.h>
 
-#include "OpsetConverter.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/opset/OpsetConverter.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
 

@@ -19,9 +19,9 @@
 #include <span>
 #include <vector>
 
-#include "LinearLayer.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
+#include "qopt/rescale/LinearLayer.h"
 
 namespace qopt::equalize {
 

@@ -24,9 +24,7 @@
 #include <cmath>
 #include <map>
 
-#include "../smooth/ScaleFolding.h"
 #include "BiasAbsorption.h"
-#include "ChannelStatistics.h"
 #include "DepthwiseInputs.h"
 #include "LayerPairs.h"
 #include "qopt/analysis/ChannelAffine.h"
@@ -34,6 +32,8 @@
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/rescale/ChannelStatistics.h"
+#include "qopt/rescale/ScaleFolding.h"
 
 namespace qopt {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <optional>
 
-#include "Homogeneous.h"
+#include "qopt/rescale/Homogeneous.h"
 
 namespace qopt::equalize {
 namespace {

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "LinearLayer.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
+#include "qopt/rescale/LinearLayer.h"
 
 namespace qopt::equalize {
 

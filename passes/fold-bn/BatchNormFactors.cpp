@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::foldbn {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <utility>
 
-#include "../fold-constants/ConstantValue.h"
 #include "WeightLayout.h"
 #include "WeightSource.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::foldbn {
 namespace {

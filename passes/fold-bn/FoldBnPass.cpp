@@ -7,9 +7,9 @@
 
 #include <vector>
 
-#include "../fold-constants/ConstantCone.h"
 #include "BatchNormFactors.h"
 #include "FoldBatchNorm.h"
+#include "qopt/constants/ConstantCone.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"

@@ -18,8 +18,8 @@
 #include <span>
 #include <string_view>
 
-#include "ConstantValue.h"
-#include "NodeEvaluator.h"
+#include "qopt/constants/ConstantValue.h"
+#include "qopt/constants/NodeEvaluator.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"

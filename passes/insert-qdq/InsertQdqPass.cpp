@@ -14,19 +14,20 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../fold-constants/ConstantValue.h"
-#include "../to-fp16/Converter.h"
-#include "../to-fp16/ObservedMagnitudes.h"
-#include "../to-fp16/OpPolicy.h"
-#include "Calibrate.h"
-#include "OpsetUpgrade.h"
 #include "Placement.h"
-#include "QdqEmitter.h"
-#include "QuantParams.h"
 #include "WeightRounding.h"
+#include "qopt/constants/ConstantValue.h"
+#include "qopt/half/Converter.h"
+#include "qopt/half/ObservedMagnitudes.h"
+#include "qopt/half/OpPolicy.h"
 #include "qopt/ir/Error.h"
+#include "qopt/opset/OpsetUpgrade.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/qdq/Calibrate.h"
+#include "qopt/qdq/CalibrationOptions.h"
+#include "qopt/qdq/QdqEmitter.h"
+#include "qopt/qdq/QuantNumbers.h"
 
 namespace qopt {
 namespace {
@@ -59,19 +60,17 @@ class InsertQdqPass : public Pass {
              "Calibrates and inserts QuantizeLinear/DequantizeLinear where the target fuses "
              "them") {}
 
+  std::vector<ModelProperty> provides() const override { return {ModelProperty::Quantized}; }
+
   void validateOptions() const override {
-    if (!(*percentile_ > 0 && *percentile_ <= 100)) {
-      failOption("percentile", "must be in (0, 100]");
-    }
-    if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
-    if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
+    calibration_.validate(*this);
     if (*minChannels_ < 0) failOption("min-channels", "must be 0 (no rule) or positive");
     if (fp8() && calibrator_.isExplicit() && *calibrator_ == CalibratorKind::Auto) {
       failOption("calibrator",
                  "auto judges each candidate range by int8 rounding; with precision=fp8 give "
                  "max, percentile, entropy or mse (max when none is given)");
     }
-    if (fp8() && !cache_->empty()) {
+    if (fp8() && !calibration_.cache->empty()) {
       failOption("cache",
                  "TensorRT's calibration cache holds INT8 scales only; with precision=fp8 write "
                  "the scales with scales=FILE.json (each records its type)");
@@ -139,12 +138,12 @@ class InsertQdqPass : public Pass {
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
     const CalibratorKind calibrator = calibratorKind();
     const bool automatic = calibrator == CalibratorKind::Auto;
-    qdq::CalibrationRun calibration =
-        qdq::calibrate(model, names, context, static_cast<size_t>(*samples_), name(),
-                       static_cast<int>(*threads_), automatic ? quant::kAutoCalibrationSamples : 0);
+    qdq::CalibrationRun calibration = qdq::calibrate(
+        model, names, context, static_cast<size_t>(*calibration_.samples), name(),
+        static_cast<int>(*calibration_.threads), automatic ? quant::kAutoCalibrationSamples : 0);
     quant::CalibratorSpec spec;
     spec.kind = calibrator;
-    spec.percentile = *percentile_;
+    spec.percentile = *calibration_.percentile;
     qdq::ActivationScheme scheme = fp8()       ? qdq::ActivationScheme::Float8
                                    : ortFormat ? qdq::ActivationScheme::UnsignedAsymmetric
                                                : qdq::ActivationScheme::SignedSymmetric;
@@ -180,7 +179,7 @@ class InsertQdqPass : public Pass {
         inputNoise[plan.activations[a].value] = scale * scale / 12.0;
       }
       qdq::roundPlannedWeights(plannedWeights, model, plan.weights, *precision_, inputNoise,
-                               context, static_cast<size_t>(*samples_), result);
+                               context, static_cast<size_t>(*calibration_.samples), result);
     }
 
     std::vector<quant::ScaleEntry> scaleEntries;
@@ -399,13 +398,14 @@ class InsertQdqPass : public Pass {
 
   void writeFiles(const std::vector<quant::ScaleEntry>& entries, const Target& target,
                   CalibratorKind calibrator, PassResult& result) const {
-    if (!scales_->empty()) {
-      quant::writeScales(entries, *scales_);
-      result.note("model", fmt::format("scales written to {}", *scales_));
+    if (!calibration_.scales->empty()) {
+      quant::writeScales(entries, *calibration_.scales);
+      result.note("model", fmt::format("scales written to {}", *calibration_.scales));
     }
-    if (!cache_->empty()) {
-      qdq::writeTensorRtCache(entries, target, calibrator, *cache_);
-      result.note("model", fmt::format("TensorRT calibration cache written to {}", *cache_));
+    if (!calibration_.cache->empty()) {
+      qdq::writeTensorRtCache(entries, target, calibrator, *calibration_.cache);
+      result.note("model",
+                  fmt::format("TensorRT calibration cache written to {}", *calibration_.cache));
     }
   }
 
@@ -444,16 +444,7 @@ class InsertQdqPass : public Pass {
       {{WeightRounding::Auto, "auto"},
        {WeightRounding::Gptq, "gptq"},
        {WeightRounding::Nearest, "nearest"}}};
-  Option<double> percentile_{*this, "percentile", 99.99,
-                             "Percentile of |x| for calibrator=percentile"};
-  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};
-  Option<int64_t> threads_{*this, "threads", 0,
-                           "Calibration threads, one sample each (0: the machine's, at most 16); "
-                           "the scales do not depend on it"};
-  Option<std::string> cache_{*this, "cache", "",
-                             "Write a TensorRT calibration cache of the activation scales here"};
-  Option<std::string> scales_{*this, "scales", "",
-                              "Write every activation and weight scale to this JSON file"};
+  qdq::CalibrationOptions calibration_{*this};
   Option<std::string> excludeNodes_{
       *this, "exclude-nodes", "",
       "Regular expression: nodes whose whole name (unnamed: first output name) matches stay float"};

@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "../fold-constants/ConstantValue.h"
-#include "SmallLayers.h"
-#include "TransformerPatterns.h"
+#include "qopt/constants/ConstantValue.h"
+#include "qopt/qdq/SmallLayers.h"
+#include "qopt/qdq/TransformerPatterns.h"
 
 namespace qopt::qdq {
 namespace {

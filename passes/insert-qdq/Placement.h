@@ -23,34 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "SmallLayers.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
 #include "qopt/pass/Target.h"
+#include "qopt/qdq/Sites.h"
+#include "qopt/qdq/SmallLayers.h"
 
 namespace qopt::qdq {
-
-struct ActivationSite {
-  Value* value = nullptr;
-  std::vector<Use> uses;  // the input slots that will read the dequantized value
-};
-
-struct WeightSite {
-  Node* node = nullptr;
-  size_t input = 0;
-  Value* weight = nullptr;
-  int64_t axis = -1;  // -1: per tensor
-};
-
-/// A float bias to quantize as int32 (target ort): node input `input`, scaled by the
-/// activation scale of `activation` times the weight scales of `weight`.
-struct BiasSite {
-  Node* node = nullptr;
-  size_t input = 0;
-  Value* bias = nullptr;
-  Value* activation = nullptr;
-  size_t weight = 0;  // index into Placement::weights
-};
 
 struct Placement {
   std::vector<ActivationSite> activations;  // in first-use order

@@ -8,11 +8,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "../fold-constants/ConstantValue.h"
-#include "../quantize-weights/DenseMath.h"
-#include "../quantize-weights/Gptq.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Metrics.h"
+#include "qopt/analysis/SampleCache.h"
+#include "qopt/constants/ConstantValue.h"
+#include "qopt/dense/DenseMath.h"
+#include "qopt/dense/Gptq.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
@@ -322,8 +323,9 @@ CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite
   }
   CapturedGrams out;
   if (collectors.empty()) return out;
-  analysis::DataSet data = analysis::DataSet::open(
-      context.data.calibData, analysis::inputSpecs(model.graph(), context.data.inputShapes));
+  analysis::SampleCache& data =
+      analysis::sampleCache(context, context.data.calibData,
+                            analysis::inputSpecs(model.graph(), context.data.inputShapes));
   GramObserver observer(collectors, readers);
   interp::Interpreter interpreter(model.graph());
   data.forEach(

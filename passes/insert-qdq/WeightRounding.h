@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "Placement.h"
-#include "QuantParams.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
 #include "qopt/pass/PassContext.h"
+#include "qopt/qdq/QuantNumbers.h"
 
 namespace qopt::qdq {
 

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/FallbackOption.h"
+#include "qopt/analysis/PassOutcomes.h"
 #include "qopt/analysis/Sensitivity.h"
 #include "qopt/analysis/TextTable.h"
 #include "qopt/ir/Graph.h"
@@ -59,6 +60,11 @@ class MixedPrecisionPass : public Pass {
     }
   }
 
+  std::vector<Requirement> requirements() const override {
+    return {{ModelProperty::Quantized,
+             "run insert-qdq (or static-quant) before it, or give it a Q/DQ model"}};
+  }
+
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     analysis::ErrorBudget budget;
@@ -70,13 +76,8 @@ class MixedPrecisionPass : public Pass {
     result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
 
     analysis::FloatBaseline baseline =
-        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name());
-    if (baseline.randomInputs()) {
-      context.diagnostics().warning(fmt::format(
-          "mixed-precision: no --eval-data or --calib-data: measuring on {} random inputs "
-          "(seed {}); the choice of layers is only as good as that data",
-          baseline.samples.size(), context.seed));
-    }
+        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name(),
+                                       "; the choice of layers is only as good as that data");
     const std::vector<analysis::Sample>& samples = baseline.samples;
     const analysis::OutputSets& reference = baseline.reference;
     const std::string& origin = baseline.origin;
@@ -138,6 +139,12 @@ class MixedPrecisionPass : public Pass {
 
     context.results()["mixed-precision"] =
         publish(budget, origin, samples.size(), initial, finalMetrics, steps, met);
+    analysis::MixedPrecisionOutcome outcome;
+    outcome.budgetMet = met;
+    for (const Step& step : steps) {
+      if (step.kept) outcome.keptInFloat.push_back(step.name);
+    }
+    analysis::publishOutcome(context, std::move(outcome));
     context.diagnostics().report(table(budget, initial, steps, met));
     return result;
   }

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::qdq {
 

@@ -22,14 +22,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../fold-constants/ConstantCone.h"
-#include "../fold-constants/ConstantValue.h"
 #include "CommutingOps.h"
-#include "QuantParams.h"
 #include "ScaleUnification.h"
+#include "qopt/constants/ConstantCone.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/qdq/NodeParams.h"
 
 namespace qopt {
 namespace {

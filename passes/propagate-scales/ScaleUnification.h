@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "QuantParams.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/qdq/NodeParams.h"
 
 namespace qopt::qdq {
 

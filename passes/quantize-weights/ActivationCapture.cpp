@@ -5,9 +5,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "DenseMath.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Metrics.h"
+#include "qopt/analysis/SampleCache.h"
+#include "qopt/dense/DenseMath.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
@@ -82,7 +83,7 @@ CapturedActivations captureActivations(const Model& model, const std::vector<con
   std::vector<analysis::Sample> samples;
   if (!context.data.calibData.empty()) {
     captured.origin = "calib:" + context.data.calibData;
-    samples = analysis::DataSet::open(context.data.calibData, specs).read(limit);
+    samples = analysis::sampleCache(context, context.data.calibData, specs).read(limit);
   } else {
     captured.origin = "random";
     std::vector<std::string> warnings;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "DenseMath.h"
+#include "qopt/dense/DenseMath.h"
 
 namespace qopt::wq {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "BlockQuant.h"
+#include "qopt/dense/BlockQuant.h"
 
 namespace qopt::wq {
 

@@ -3,7 +3,7 @@
 #include <memory>
 #include <utility>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::wq {
 namespace {

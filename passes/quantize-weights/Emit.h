@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "BlockQuant.h"
 #include "WeightSites.h"
+#include "qopt/dense/BlockQuant.h"
 
 namespace qopt::wq {
 

@@ -17,17 +17,17 @@
 #include <string>
 #include <vector>
 
-#include "../fold-constants/ConstantValue.h"
-#include "../insert-qdq/OpsetUpgrade.h"
 #include "ActivationCapture.h"
 #include "Awq.h"
-#include "BlockQuant.h"
+#include "AwqScaleFolding.h"
 #include "Emit.h"
-#include "Gptq.h"
-#include "ScaleFolding.h"
 #include "WeightSites.h"
 #include "qopt/analysis/ChannelAffine.h"
+#include "qopt/constants/ConstantValue.h"
+#include "qopt/dense/BlockQuant.h"
+#include "qopt/dense/Gptq.h"
 #include "qopt/ir/Error.h"
+#include "qopt/opset/OpsetUpgrade.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
 #include "qopt/pass/Target.h"
@@ -53,6 +53,8 @@ class QuantizeWeightsPass : public Pass {
   QuantizeWeightsPass()
       : Pass("quantize-weights",
              "INT4 weight-only quantization of MatMul/Gemm weights, blockwise along K") {}
+
+  std::vector<ModelProperty> provides() const override { return {ModelProperty::Quantized}; }
 
   void validateOptions() const override {
     if (*bits_ != 4) failOption("bits", "only 4-bit weights are supported");

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::wq {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "BlockQuant.h"
+#include "qopt/dense/BlockQuant.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::wq {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::relu6 {
 

@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "../fold-constants/ConstantValue.h"
-#include "../propagate-scales/QuantParams.h"
 #include "BoundedActivation.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
 #include "qopt/pass/Target.h"
+#include "qopt/qdq/NodeParams.h"
 
 namespace qopt {
 namespace {

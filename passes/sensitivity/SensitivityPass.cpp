@@ -31,18 +31,18 @@ class SensitivityPass : public Pass {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");
   }
 
+  std::vector<Requirement> requirements() const override {
+    return {{ModelProperty::Quantized,
+             "run insert-qdq (or static-quant) before it, or give it a Q/DQ model"}};
+  }
+
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     std::vector<size_t> positions = analysis::quantizedLayerPositions(model);
     result.statistics["quantized-layers"] = static_cast<int64_t>(positions.size());
     analysis::FloatBaseline baseline =
-        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name());
-    if (baseline.randomInputs()) {
-      context.diagnostics().warning(fmt::format(
-          "sensitivity: no --eval-data or --calib-data: measuring on {} random inputs (seed {}), "
-          "which ranks layers less reliably than real data",
-          baseline.samples.size(), context.seed));
-    }
+        analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name(),
+                                       ", which ranks layers less reliably than real data");
     const std::vector<analysis::Sample>& samples = baseline.samples;
     const analysis::OutputSets& reference = baseline.reference;
     const std::string& origin = baseline.origin;

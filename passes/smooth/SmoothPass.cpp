@@ -17,14 +17,14 @@
 #include <map>
 #include <memory>
 
-#include "../equalize/ChannelStatistics.h"
-#include "../equalize/LinearLayer.h"
-#include "ScaleFolding.h"
 #include "SmoothingScales.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/rescale/ChannelStatistics.h"
+#include "qopt/rescale/LinearLayer.h"
+#include "qopt/rescale/ScaleFolding.h"
 
 namespace qopt {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../quantize-weights/DenseMath.h"
+#include "qopt/dense/DenseMath.h"
 
 namespace qopt::smooth {
 namespace {

@@ -1,6 +1,6 @@
 #include "DynamicPattern.h"
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::staticquant {
 namespace {

@@ -12,15 +12,16 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../fold-constants/ConstantValue.h"
-#include "../insert-qdq/Calibrate.h"
-#include "../insert-qdq/OpsetUpgrade.h"
-#include "../insert-qdq/QdqEmitter.h"
-#include "../insert-qdq/QuantParams.h"
 #include "DynamicPattern.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/ir/Error.h"
+#include "qopt/opset/OpsetUpgrade.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/qdq/Calibrate.h"
+#include "qopt/qdq/CalibrationOptions.h"
+#include "qopt/qdq/QdqEmitter.h"
+#include "qopt/qdq/QuantNumbers.h"
 
 namespace qopt {
 namespace {
@@ -92,11 +93,9 @@ class StaticQuantPass : public Pass {
              "Replaces dynamic quantization (DynamicQuantizeLinear with MatMulInteger/ConvInteger) "
              "by calibrated static Q/DQ on float MatMul/Conv") {}
 
-  void validateOptions() const override {
-    if (!(*percentile_ > 0 && *percentile_ <= 100)) failOption("percentile", "must be in (0, 100]");
-    if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
-    if (*threads_ < 0 || *threads_ > 256) failOption("threads", "must be 0 (automatic) to 256");
-  }
+  std::vector<ModelProperty> provides() const override { return {ModelProperty::Quantized}; }
+
+  void validateOptions() const override { calibration_.validate(*this); }
 
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
@@ -136,8 +135,9 @@ class StaticQuantPass : public Pass {
     }
     std::vector<std::string> names;
     for (const Value* value : activations) names.push_back(value->name());
-    qdq::CalibrationRun calibration = qdq::calibrate(
-        model, names, context, static_cast<size_t>(*samples_), name(), static_cast<int>(*threads_));
+    qdq::CalibrationRun calibration =
+        qdq::calibrate(model, names, context, static_cast<size_t>(*calibration_.samples), name(),
+                       static_cast<int>(*calibration_.threads));
 
     std::vector<StaticWeight> weights;
     bool perAxis = false;
@@ -152,7 +152,7 @@ class StaticQuantPass : public Pass {
 
     quant::CalibratorSpec spec;
     spec.kind = *calibrator_;
-    spec.percentile = *percentile_;
+    spec.percentile = *calibration_.percentile;
     qdq::ActivationScheme scheme = target.kind == TargetKind::Ort
                                        ? qdq::ActivationScheme::UnsignedAsymmetric
                                        : qdq::ActivationScheme::SignedSymmetric;
@@ -215,8 +215,9 @@ class StaticQuantPass : public Pass {
     }
     fold::eraseIfUnused(replaced);
     result.changed = true;
-    if (!scales_->empty()) quant::writeScales(scaleEntries, *scales_);
-    if (!cache_->empty()) qdq::writeTensorRtCache(scaleEntries, target, *calibrator_, *cache_);
+    if (!calibration_.scales->empty()) quant::writeScales(scaleEntries, *calibration_.scales);
+    if (!calibration_.cache->empty())
+      qdq::writeTensorRtCache(scaleEntries, target, *calibrator_, *calibration_.cache);
     return result;
   }
 
@@ -229,15 +230,7 @@ class StaticQuantPass : public Pass {
                                           {CalibratorKind::Percentile, "percentile"},
                                           {CalibratorKind::Entropy, "entropy"},
                                           {CalibratorKind::Mse, "mse"}}};
-  Option<double> percentile_{*this, "percentile", 99.99,
-                             "Percentile of |x| for calibrator=percentile"};
-  Option<int64_t> samples_{*this, "samples", 0, "Calibration samples to use (0: all)"};
-  Option<int64_t> threads_{*this, "threads", 0,
-                           "Calibration threads, one sample each (0: the machine's, at most 16); "
-                           "the scales do not depend on it"};
-  Option<std::string> cache_{*this, "cache", "",
-                             "Write a TensorRT calibration cache of the activation scales here"};
-  Option<std::string> scales_{*this, "scales", "", "Write every scale to this JSON file"};
+  qdq::CalibrationOptions calibration_{*this};
   TargetOption target_{*this};
 };
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantValue.h"
 #include "qopt/analysis/DataSet.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 

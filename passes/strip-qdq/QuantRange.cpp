@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/ir/Float8.h"
 
 namespace qopt::stripqdq {

@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <string_view>
 
-#include "../fold-constants/ConstantCone.h"
 #include "ObservedRanges.h"
 #include "QuantRange.h"
 #include "Stripper.h"
+#include "qopt/constants/ConstantCone.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"

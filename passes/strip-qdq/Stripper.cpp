@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "../fold-constants/ConstantValue.h"
 #include "ValueBounds.h"
 #include "qopt/analysis/QuantizedLayers.h"
+#include "qopt/constants/ConstantValue.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::stripqdq {

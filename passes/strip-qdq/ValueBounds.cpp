@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "../fold-constants/ConstantValue.h"
+#include "qopt/constants/ConstantValue.h"
 
 namespace qopt::stripqdq {
 namespace {

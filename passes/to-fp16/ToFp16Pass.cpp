@@ -5,13 +5,13 @@
 
 #include <regex>
 
-#include "../insert-qdq/OpsetUpgrade.h"
-#include "Converter.h"
-#include "ObservedMagnitudes.h"
-#include "OpPolicy.h"
-#include "QdqPrecision.h"
+#include "qopt/half/Converter.h"
+#include "qopt/half/ObservedMagnitudes.h"
+#include "qopt/half/OpPolicy.h"
+#include "qopt/half/QdqPrecision.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/opset/OpsetUpgrade.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
 

@@ -17,8 +17,10 @@
 #include "TensorPairs.h"
 #include "VerifyOutcome.h"
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/PassOutcomes.h"
 #include "qopt/analysis/Precision.h"
 #include "qopt/analysis/QuantizedLayers.h"
+#include "qopt/analysis/SampleCache.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
@@ -150,7 +152,7 @@ class VerifyPass : public Pass {
                     fmt::format("data={} needs {}", kind, flag));
       }
       origin = fmt::format("{}:{}", kind, path);
-      return analysis::DataSet::open(path, specs).read(limit);
+      return analysis::sampleCache(context, path, specs).read(limit);
     };
     switch (*data_) {
       case DataChoice::Calib:
@@ -305,14 +307,13 @@ class VerifyPass : public Pass {
       cause += "; first divergence: " + verify::describeDivergence(t);
     }
     const size_t quantized = analysis::findQuantizedLayers(model.graph()).size();
-    const Json* mixed = context.results().find("mixed-precision");
+    const auto* mixed = analysis::findOutcome<analysis::MixedPrecisionOutcome>(context);
     if (quantized > 0 && mixed != nullptr) {
       // The pipeline already kept layers in float: its budget was looser than this one.
-      const Json* kept = mixed->find("kept-in-float");
       cause += fmt::format(
           "; mixed-precision kept {} layers in float for its own budget: a stricter one (cosine, "
           "sqnr) keeps more of the {} still quantized",
-          kept != nullptr && kept->isArray() ? kept->asArray().size() : 0, quantized);
+          mixed->keptInFloat.size(), quantized);
     } else if (quantized > 0) {
       cause += fmt::format(
           "; mixed-precision{{fallback=fp16}} after insert-qdq keeps those of its {} quantized "

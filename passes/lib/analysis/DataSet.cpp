@@ -1,0 +1,374 @@
+#include "qopt/analysis/DataSet.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include <fmt/format.h>
+
+#include "qopt/analysis/SampleCache.h"
+#include "qopt/interp/Npy.h"
+#include "qopt/ir/Error.h"
+#include "qopt/ir/OnnxIO.h"
+
+namespace qopt::analysis {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error inputError(const fs::path& where, const std::string& subject, const std::string& cause) {
+  return Error(ErrorKind::Input, where.string(), subject, cause);
+}
+
+bool isDataFile(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  std::string ext = path.extension().string();
+  return ext == ".npy" || ext == ".pb";
+}
+
+std::vector<fs::path> sortedChildren(const fs::path& dir, bool folders) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (folders ? entry.is_directory(ec) : isDataFile(entry.path())) out.push_back(entry.path());
+  }
+  if (ec) throw inputError(dir, {}, fmt::format("cannot list the folder: {}", ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// <dir>/<stem>.npy or .pb, or an empty path.
+fs::path inputFile(const fs::path& dir, const std::string& name) {
+  std::string stem = fileStem(name);
+  for (const char* ext : {".npy", ".pb"}) {
+    fs::path candidate = dir / (stem + ext);
+    if (isDataFile(candidate)) return candidate;
+  }
+  return {};
+}
+
+interp::Array readArray(const fs::path& file) {
+  try {
+    if (file.extension() == ".pb") return interp::Array::fromTensor(loadTensorProtoFile(file));
+    return interp::readNpy(file);
+  } catch (const Error& e) {
+    throw e.withFile(file.string());
+  }
+}
+
+std::string dimsText(const InputSpec& spec) {
+  std::vector<std::string> parts;
+  for (const auto& d : spec.dims) parts.push_back(d ? std::to_string(*d) : "?");
+  return fmt::format("[{}]", fmt::join(parts, ","));
+}
+
+interp::Array checkedArray(const interp::Array& array, const InputSpec& spec,
+                           const fs::path& file) {
+  interp::Array out = convertFloatType(array, spec.type);
+  std::string subject = fmt::format("input '{}'", spec.name);
+  if (out.dataType() != spec.type) {
+    throw inputError(file, subject,
+                     fmt::format("the data is {} but the model input is {}",
+                                 dataTypeName(array.dataType()), dataTypeName(spec.type)));
+  }
+  if (!spec.rankKnown) return out;
+  bool fits = out.rank() == static_cast<int64_t>(spec.dims.size());
+  for (size_t i = 0; fits && i < spec.dims.size(); ++i) {
+    if (spec.dims[i] && *spec.dims[i] != out.shape()[i]) fits = false;
+  }
+  if (!fits) {
+    throw inputError(file, subject,
+                     fmt::format("the data has shape [{}] but the model input is {}",
+                                 fmt::join(out.shape(), ","), dimsText(spec)));
+  }
+  return out;
+}
+
+// Splits [k*b, ...] into k arrays of [b, ...] when the input's batch dim is a static b.
+std::vector<interp::Array> splitStacked(const interp::Array& array, const InputSpec& spec) {
+  if (!spec.rankKnown || spec.dims.empty() || !spec.dims[0] || *spec.dims[0] <= 0 ||
+      array.rank() != static_cast<int64_t>(spec.dims.size()) ||
+      array.dataType() == DataType::String) {
+    return {array};
+  }
+  const int64_t batch = *spec.dims[0];
+  const int64_t total = array.dim(0);
+  if (total <= batch || total % batch != 0) return {array};
+  interp::Shape shape = array.shape();
+  shape[0] = batch;
+  std::vector<interp::Array> parts;
+  const size_t bytes = array.byteSize() / static_cast<size_t>(total / batch);
+  for (int64_t k = 0; k < total / batch; ++k) {
+    interp::Array part(array.dataType(), shape);
+    std::memcpy(part.bytes(), array.bytes() + static_cast<size_t>(k) * bytes, bytes);
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+// splitmix64: a tiny generator whose output is the same on every platform (the standard
+// distributions are not), so random inputs are reproducible everywhere.
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in (0, 1].
+  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1p-53; }
+  double normal() {
+    double u = uniform();
+    double v = uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace
+
+std::string fileStem(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) c = '_';
+  }
+  return out;
+}
+
+std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape> shapes) {
+  std::vector<InputSpec> specs;
+  for (const Value* input : graph.inputs()) {
+    if (input->isInitializer()) continue;
+    InputSpec spec;
+    spec.name = input->name();
+    const ValueType& type = input->type();
+    if (type.isTensor() && type.elemType != DataType::Undefined) spec.type = type.elemType;
+    if (type.isTensor() && type.shape) {
+      spec.rankKnown = true;
+      for (const Dim& d : *type.shape) spec.dims.push_back(d.value);
+    }
+    specs.push_back(std::move(spec));
+  }
+  for (const InputShape& given : shapes) {
+    auto it = std::find_if(specs.begin(), specs.end(),
+                           [&](const InputSpec& s) { return s.name == given.name; });
+    if (it == specs.end()) {
+      std::vector<std::string> names;
+      for (const InputSpec& s : specs) names.push_back(s.name);
+      throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", given.name),
+                  fmt::format("--input-shapes names an input the model does not have (inputs: {})",
+                              fmt::join(names, ", ")));
+    }
+    if (it->rankKnown && it->dims.size() != given.dims.size()) {
+      throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", given.name),
+                  fmt::format("--input-shapes gives rank {} but the model input has rank {}",
+                              given.dims.size(), it->dims.size()));
+    }
+    for (size_t i = 0; it->rankKnown && i < given.dims.size(); ++i) {
+      if (it->dims[i] && *it->dims[i] != given.dims[i]) {
+        throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", given.name),
+                    fmt::format("--input-shapes gives dim {} = {} but the model fixes it to {}", i,
+                                given.dims[i], *it->dims[i]));
+      }
+    }
+    it->rankKnown = true;
+    it->dims.assign(given.dims.begin(), given.dims.end());
+  }
+  return specs;
+}
+
+DataSet DataSet::open(const fs::path& path, std::vector<InputSpec> inputs) {
+  DataSet set;
+  set.path_ = path;
+  set.inputs_ = std::move(inputs);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw inputError(path, {}, "no such file or folder");
+  if (set.inputs_.empty()) throw inputError(path, {}, "the model has no inputs to feed");
+  const bool singleInput = set.inputs_.size() == 1;
+  if (!fs::is_directory(path, ec)) {
+    if (!singleInput) {
+      throw inputError(path, {},
+                       fmt::format("a single file feeds a single-input model; this one has {} "
+                                   "inputs: give a folder with <input name>.npy files",
+                                   set.inputs_.size()));
+    }
+    set.layout_ = Layout::SingleFile;
+    set.entries_ = {path};
+    return set;
+  }
+  std::vector<fs::path> files = sortedChildren(path, false);
+  std::vector<fs::path> folders = sortedChildren(path, true);
+  if (singleInput && !files.empty()) {
+    set.layout_ = Layout::FilePerSample;
+    set.entries_ = std::move(files);
+    return set;
+  }
+  bool everyInputHasAFile = !singleInput;
+  for (const InputSpec& spec : set.inputs_) {
+    if (inputFile(path, spec.name).empty()) everyInputHasAFile = false;
+  }
+  if (everyInputHasAFile) {
+    set.layout_ = Layout::InputFolder;
+    set.entries_ = {path};
+    return set;
+  }
+  if (!folders.empty()) {
+    set.layout_ = Layout::SampleFolders;
+    set.entries_ = std::move(folders);
+    return set;
+  }
+  std::vector<std::string> expected;
+  for (const InputSpec& spec : set.inputs_) expected.push_back(fileStem(spec.name) + ".npy");
+  throw inputError(path, {},
+                   fmt::format("no data found: expected {} (or .pb), or one folder per sample "
+                               "holding them",
+                               fmt::join(expected, ", ")));
+}
+
+std::vector<Sample> DataSet::loadEntry(const fs::path& entry) const {
+  if (layout_ == Layout::SingleFile || layout_ == Layout::FilePerSample) {
+    const InputSpec& spec = inputs_.front();
+    interp::Array array = convertFloatType(readArray(entry), spec.type);
+    std::vector<interp::Array> parts = splitStacked(array, spec);
+    std::vector<Sample> samples;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      Sample sample;
+      sample.source = parts.size() == 1 ? entry.string() : fmt::format("{}[{}]", entry.string(), k);
+      sample.inputs.emplace(spec.name, checkedArray(parts[k], spec, entry));
+      samples.push_back(std::move(sample));
+    }
+    return samples;
+  }
+  Sample sample;
+  sample.source = entry.string();
+  for (const InputSpec& spec : inputs_) {
+    fs::path file = inputFile(entry, spec.name);
+    if (file.empty()) {
+      throw inputError(entry, fmt::format("input '{}'", spec.name),
+                       fmt::format("neither {0}.npy nor {0}.pb exists", fileStem(spec.name)));
+    }
+    sample.inputs.emplace(spec.name, checkedArray(readArray(file), spec, file));
+  }
+  return {std::move(sample)};
+}
+
+void DataSet::forEach(const std::function<bool(Sample&)>& fn, size_t limit) const {
+  size_t given = 0;
+  for (const fs::path& entry : entries_) {
+    for (Sample& sample : loadEntry(entry)) {
+      if (limit != 0 && given >= limit) return;
+      ++given;
+      if (!fn(sample)) return;
+    }
+  }
+}
+
+std::vector<Sample> DataSet::read(size_t limit) const {
+  return readSamples(*this, limit);
+}
+
+Error sampleError(const Error& e, const Sample& sample, std::string_view doing) {
+  std::string cause = fmt::format("{} ({} {}", e.cause(), doing, sample.source);
+  if (!sample.madeUp.empty()) {
+    cause += fmt::format("; {}: give --input-shapes, or --calib-data", sample.madeUp);
+  }
+  return Error(e.kind(), e.where().empty() ? sample.source : e.where(), e.subject(), cause + ")");
+}
+
+std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t count, uint64_t seed,
+                                  std::vector<std::string>* warnings) {
+  std::vector<interp::Shape> shapes;
+  std::vector<std::string> madeUp;
+  for (const InputSpec& spec : inputs) {
+    interp::Shape shape;
+    std::vector<size_t> open;
+    for (size_t i = 0; i < spec.dims.size(); ++i) {
+      shape.push_back(spec.dims[i].value_or(1));
+      if (!spec.dims[i]) open.push_back(i);
+    }
+    if (!open.empty()) {
+      madeUp.push_back(fmt::format("input '{}' has open dims (axes {}) set to 1", spec.name,
+                                   fmt::join(open, ", ")));
+    }
+    if (!open.empty() && warnings) {
+      warnings->push_back(fmt::format(
+          "input '{}' has open dims (axes {}): random inputs use 1 there; fix them with "
+          "--input-shapes",
+          spec.name, fmt::join(open, ", ")));
+    }
+    if (!spec.rankKnown && warnings) {
+      warnings->push_back(fmt::format(
+          "input '{}' has no declared shape: random inputs use a scalar; give --input-shapes",
+          spec.name));
+    }
+    shapes.push_back(std::move(shape));
+  }
+  Random random(seed ^ 0x71a3f0c5e2d4b697ULL);
+  std::vector<Sample> samples;
+  for (size_t s = 0; s < count; ++s) {
+    Sample sample;
+    sample.source = fmt::format("random #{}", s);
+    sample.madeUp = fmt::format("{}", fmt::join(madeUp, ", "));
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const InputSpec& spec = inputs[k];
+      interp::Array values(DataType::Double, shapes[k]);
+      double* data = values.data<double>();
+      for (int64_t i = 0; i < values.numel(); ++i) {
+        if (isFloatingPoint(spec.type)) {
+          data[i] = random.normal();
+        } else {
+          data[i] = static_cast<double>(random.next() >> 63);
+        }
+      }
+      Tensor tensor =
+          Tensor::fromDoubles(spec.type, shapes[k], std::span<const double>(data, values.numel()));
+      sample.inputs.emplace(spec.name, interp::Array::fromTensor(tensor));
+    }
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+interp::Array convertFloatType(const interp::Array& array, DataType type) {
+  if (array.dataType() == type || !isFloatingPoint(array.dataType()) || !isFloatingPoint(type)) {
+    return array;
+  }
+  std::vector<double> values(static_cast<size_t>(array.numel()));
+  for (int64_t i = 0; i < array.numel(); ++i) values[static_cast<size_t>(i)] = array.getDouble(i);
+  return interp::Array::fromTensor(Tensor::fromDoubles(type, array.shape(), values));
+}
+
+std::vector<Sample> samplesFor(const Graph& graph, PassContext& context, bool preferEval,
+                               size_t limit, size_t randomCount, std::string& origin) {
+  std::vector<InputSpec> specs = inputSpecs(graph, context.data.inputShapes);
+  const std::string& eval = context.data.evalData;
+  const std::string& calib = context.data.calibData;
+  if (preferEval && !eval.empty()) {
+    origin = "eval:" + eval;
+    return sampleCache(context, eval, specs).read(limit);
+  }
+  if (!calib.empty()) {
+    origin = "calib:" + calib;
+    return sampleCache(context, calib, specs).read(limit);
+  }
+  if (!eval.empty()) {
+    origin = "eval:" + eval;
+    return sampleCache(context, eval, specs).read(limit);
+  }
+  origin = "random";
+  std::vector<std::string> warnings;
+  std::vector<Sample> samples = randomSamples(specs, randomCount, context.seed, &warnings);
+  for (const std::string& w : warnings) context.diagnostics().warning(w);
+  return samples;
+}
+
+}  // namespace qopt::analysis

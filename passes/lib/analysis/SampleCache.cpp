@@ -1,0 +1,69 @@
+#include "qopt/analysis/SampleCache.h"
+
+#include <fmt/format.h>
+
+namespace qopt::analysis {
+
+namespace {
+
+uint64_t sampleBytes(const Sample& sample) {
+  uint64_t bytes = 0;
+  for (const auto& [name, array] : sample.inputs) bytes += array.byteSize();
+  return bytes;
+}
+
+// One cache per path and reading of the inputs (names, types, dims fixed by --input-shapes).
+std::string cacheKey(const std::filesystem::path& path, const std::vector<InputSpec>& inputs) {
+  std::string key = "data-set:" + path.string();
+  for (const InputSpec& spec : inputs) {
+    key += fmt::format("|{}:{}:", spec.name, static_cast<int>(spec.type));
+    for (const std::optional<int64_t>& dim : spec.dims)
+      key += dim ? fmt::format("{},", *dim) : "?,";
+    if (!spec.rankKnown) key += "*";
+  }
+  return key;
+}
+
+}  // namespace
+
+void SampleCache::forEach(const std::function<bool(Sample&)>& fn, size_t limit) {
+  size_t given = 0;
+  auto give = [&](const Sample& sample) {
+    if (limit != 0 && given >= limit) return false;
+    ++given;
+    Sample copy = sample;
+    return fn(copy);
+  };
+  for (size_t i = 0; i < decoded_.size(); ++i) {
+    if (!give(decoded_[i])) return;
+  }
+  for (size_t entry = nextEntry_; entry < set_.entryCount(); ++entry) {
+    std::vector<Sample> samples = set_.loadEntry(entry);
+    if (!full_) {
+      uint64_t bytes = 0;
+      for (const Sample& sample : samples) bytes += sampleBytes(sample);
+      if (bytes_ + bytes <= kSampleCacheBytes) {
+        bytes_ += bytes;
+        nextEntry_ = entry + 1;
+        decoded_.insert(decoded_.end(), samples.begin(), samples.end());
+      } else {
+        full_ = true;
+      }
+    }
+    for (const Sample& sample : samples) {
+      if (!give(sample)) return;
+    }
+  }
+}
+
+std::vector<Sample> SampleCache::read(size_t limit) {
+  return readSamples(*this, limit);
+}
+
+SampleCache& sampleCache(PassContext& context, const std::filesystem::path& path,
+                         const std::vector<InputSpec>& inputs) {
+  return context.analysis<SampleCache>(cacheKey(path, inputs), PassContext::AnalysisScope::Data,
+                                       [&] { return SampleCache(DataSet::open(path, inputs)); });
+}
+
+}  // namespace qopt::analysis

@@ -1,0 +1,121 @@
+#include "qopt/analysis/Sensitivity.h"
+#include "qopt/analysis/PassOutcomes.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "qopt/analysis/Precision.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::analysis {
+
+std::unique_ptr<Model> withLayersInFloat(const Model& model, std::span<const size_t> positions,
+                                         FloatFallback fallback) {
+  std::unique_ptr<Model> copy = model.clone();
+  // Resolve every node first: returning one layer to float erases Q/DQ nodes, which moves the
+  // positions of the nodes after them.
+  std::vector<Node*> nodes;
+  for (size_t position : positions) {
+    Node* node = nodeAtPosition(copy->graph(), position);
+    if (node == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, {},
+                  fmt::format("no node at position {}", position));
+    }
+    nodes.push_back(node);
+  }
+  for (Node* node : nodes) returnToFloat(*node, fallback);
+  return copy;
+}
+
+std::unique_ptr<Model> withOnlyLayersQuantized(const Model& model,
+                                               std::span<const size_t> positions) {
+  std::unique_ptr<Model> copy = model.clone();
+  std::unordered_set<const Node*> keep;
+  for (size_t position : positions) {
+    const Node* node = nodeAtPosition(copy->graph(), position);
+    if (node == nullptr) {
+      throw Error(ErrorKind::Internal, model.sourcePath, {},
+                  fmt::format("no node at position {}", position));
+    }
+    keep.insert(node);
+    // The ops a DequantizeLinear reaches the layer across stay too, or the layer would lose
+    // its quantized input.
+    for (const Value* in : node->inputs()) {
+      if (std::optional<DequantizedInput> dq = findDequantizedInput(in)) {
+        keep.insert(dq->crossed.begin(), dq->crossed.end());
+      }
+    }
+  }
+  removeQuantization(copy->graph(), keep);
+  return copy;
+}
+
+std::unique_ptr<Model> floatReference(const Model& model) {
+  return withOnlyLayersQuantized(model, {});
+}
+
+FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit,
+                                   std::string_view passName, std::string_view randomInputsNote) {
+  if (const auto* corrected = findOutcome<BiasCorrectOutcome>(context)) {
+    if (corrected->biasesChanged > 0) {
+      context.diagnostics().warning(fmt::format(
+          "{}: bias-correct ran before it and changed {} biases: its float reference and the "
+          "layers it returns to float keep those corrections, which only quantized layers "
+          "need; run {} before bias-correct",
+          passName, corrected->biasesChanged, passName));
+    }
+  }
+  FloatBaseline baseline;
+  baseline.samples = samplesFor(model.graph(), context, true, sampleLimit,
+                                sampleLimit == 0 ? 8 : sampleLimit, baseline.origin);
+  std::unique_ptr<Model> floatModel = floatReference(model);
+  baseline.reference = runOutputs(floatModel->graph(), baseline.samples);
+  if (baseline.randomInputs()) {
+    context.diagnostics().warning(
+        fmt::format("{}: no --eval-data or --calib-data: measuring on {} random inputs (seed {}){}",
+                    passName, baseline.samples.size(), context.seed, randomInputsNote));
+  }
+  return baseline;
+}
+
+std::vector<size_t> quantizedLayerPositions(const Model& model) {
+  std::vector<size_t> positions;
+  for (const QuantizedLayer& layer : findQuantizedLayers(model.graph())) {
+    positions.push_back(layer.position);
+  }
+  return positions;
+}
+
+SensitivityResult measureSensitivity(const Model& model, std::span<const Sample> samples,
+                                     const OutputSets& reference, bool measureOnlyFloat,
+                                     FloatFallback fallback) {
+  SensitivityResult result;
+  std::vector<QuantizedLayer> layers = findQuantizedLayers(model.graph());
+  result.allQuantized = worstOf(outputErrors(model.graph(), samples, reference));
+  for (const QuantizedLayer& layer : layers) {
+    LayerSensitivity entry;
+    entry.name = layer.name;
+    entry.op = layer.node->opType();
+    entry.position = layer.position;
+    size_t self[] = {layer.position};
+    std::unique_ptr<Model> onlyQuantized = withOnlyLayersQuantized(model, self);
+    entry.onlyQuantized = worstOf(outputErrors(onlyQuantized->graph(), samples, reference));
+    if (measureOnlyFloat) {
+      std::unique_ptr<Model> onlyFloat = withLayersInFloat(model, self, fallback);
+      entry.onlyFloat = worstOf(outputErrors(onlyFloat->graph(), samples, reference));
+    }
+    result.layers.push_back(std::move(entry));
+  }
+  std::stable_sort(result.layers.begin(), result.layers.end(),
+                   [](const LayerSensitivity& a, const LayerSensitivity& b) {
+                     if (a.onlyQuantized.sqnrDb != b.onlyQuantized.sqnrDb) {
+                       return a.onlyQuantized.sqnrDb < b.onlyQuantized.sqnrDb;
+                     }
+                     return a.onlyQuantized.cosine < b.onlyQuantized.cosine;
+                   });
+  return result;
+}
+
+}  // namespace qopt::analysis

@@ -1,0 +1,77 @@
+#include "qopt/pass/Pass.h"
+
+#include "qopt/ir/Graph.h"
+
+namespace qopt {
+
+int64_t& Statistics::operator[](std::string_view name) {
+  for (auto& [key, value] : counters_) {
+    if (key == name) return value;
+  }
+  counters_.emplace_back(std::string(name), 0);
+  return counters_.back().second;
+}
+
+int64_t Statistics::get(std::string_view name) const {
+  for (const auto& [key, value] : counters_) {
+    if (key == name) return value;
+  }
+  return 0;
+}
+
+void Statistics::merge(const Statistics& other) {
+  for (const auto& [key, value] : other.counters_) (*this)[key] += value;
+}
+
+std::string_view remarkKindName(Remark::Kind kind) {
+  switch (kind) {
+    case Remark::Kind::Applied:
+      return "applied";
+    case Remark::Kind::Missed:
+      return "missed";
+    case Remark::Kind::Note:
+      return "note";
+  }
+  return "note";
+}
+
+std::string Pass::printPipelineItem() const {
+  if (optionList().empty()) return name_;
+  return name_ + "{" + printOptions() + "}";
+}
+
+}  // namespace qopt
+
+namespace qopt {
+
+std::string_view modelPropertyName(ModelProperty property) {
+  switch (property) {
+    case ModelProperty::Quantized:
+      return "a quantized model (QuantizeLinear/DequantizeLinear or integer layers)";
+  }
+  return "?";
+}
+
+namespace {
+
+bool isQuantizedOp(const Node& node) {
+  const std::string& op = node.opType();
+  return op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear" ||
+         op.starts_with("QLinear") || op == "MatMulInteger" || op == "ConvInteger" ||
+         op == "MatMulNBits";
+}
+
+}  // namespace
+
+bool modelHas(const Model& model, ModelProperty property) {
+  switch (property) {
+    case ModelProperty::Quantized: {
+      bool found = false;
+      model.graph().walk([&](const Node* node) { found = found || isQuantizedOp(*node); });
+      return found;
+    }
+  }
+  return false;
+}
+
+}  // namespace qopt

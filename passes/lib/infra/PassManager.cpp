@@ -1,0 +1,149 @@
+#include "qopt/pass/PassManager.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "qopt/ir/Error.h"
+#include "qopt/ir/Graph.h"
+
+namespace qopt {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Keeps the name map listening to the model exactly while the pipeline runs.
+class ObserverScope {
+ public:
+  ObserverScope(Model& model, ModelObserver& observer) : model_(model), observer_(observer) {
+    model_.addObserver(&observer_);
+  }
+  ~ObserverScope() { model_.removeObserver(&observer_); }
+  ObserverScope(const ObserverScope&) = delete;
+  ObserverScope& operator=(const ObserverScope&) = delete;
+
+ private:
+  Model& model_;
+  ModelObserver& observer_;
+};
+
+// The first pass of `items` (fixpoint bodies in order) needing a property that neither `model`
+// nor an earlier pass gives; `available` is updated with what each pass provides.
+void checkRequirements(const std::vector<PipelineItem>& items, const Model& model,
+                       std::vector<ModelProperty>& available) {
+  auto has = [&](ModelProperty p) {
+    return std::find(available.begin(), available.end(), p) != available.end();
+  };
+  for (const PipelineItem& item : items) {
+    if (item.fixpoint) {
+      checkRequirements(item.fixpoint->body.items(), model, available);
+      continue;
+    }
+    if (!item.pass) continue;
+    for (const Requirement& r : item.pass->requirements()) {
+      if (!has(r.property)) {
+        throw Error(ErrorKind::Usage, model.sourcePath, fmt::format("pass '{}'", item.pass->name()),
+                    fmt::format("needs {}, and neither the input model nor a pass before it in "
+                                "the pipeline gives one: {}",
+                                modelPropertyName(r.property), r.remedy));
+      }
+    }
+    for (ModelProperty p : item.pass->provides()) {
+      if (!has(p)) available.push_back(p);
+    }
+  }
+}
+
+}  // namespace
+
+bool PassManager::run(Model& model, PassContext& context) {
+  std::vector<ModelProperty> available;
+  for (ModelProperty p : {ModelProperty::Quantized}) {
+    if (modelHas(model, p)) available.push_back(p);
+  }
+  checkRequirements(pipeline_.items(), model, available);
+  if (pipeline_.needsOriginalModel() && !context.originalModel()) {
+    context.setOriginalModel(model.clone());
+  }
+  ObserverScope scope(model, context.nameMap());
+  for (PassInstrumentation* i : instrumentations_) i->pipelineStarted(pipeline_, model, context);
+  bool changed = runItems(pipeline_.items(), model, context, 0);
+  for (PassInstrumentation* i : instrumentations_) i->pipelineFinished(model, context);
+  return changed;
+}
+
+bool PassManager::runItems(const std::vector<PipelineItem>& items, Model& model,
+                           PassContext& context, int iteration) {
+  bool changed = false;
+  for (const PipelineItem& item : items) {
+    if (item.pass) {
+      changed = runPass(*item.pass, model, context, iteration) || changed;
+    } else if (item.fixpoint) {
+      changed = runFixpoint(*item.fixpoint, model, context) || changed;
+    }
+  }
+  return changed;
+}
+
+bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int iteration) {
+  // A pass that provides a property may still give none (every layer excluded): checked again.
+  for (const Requirement& r : pass.requirements()) {
+    if (!modelHas(model, r.property)) {
+      failedPass_ = &pass;
+      throw Error(ErrorKind::Usage, model.sourcePath, fmt::format("pass '{}'", pass.name()),
+                  fmt::format("needs {}, and the model it is given has none: {}",
+                              modelPropertyName(r.property), r.remedy));
+    }
+  }
+  for (PassInstrumentation* i : instrumentations_) i->passStarted(pass, model, context);
+  auto start = std::chrono::steady_clock::now();
+  PassResult result;
+  try {
+    result = pass.run(model, context);
+  } catch (const Error& e) {
+    failedPass_ = &pass;
+    throw Error(e.kind(), e.where(), e.subject(),
+                fmt::format("{} (in pass '{}')", e.cause(), pass.name()));
+  } catch (const std::exception& e) {
+    failedPass_ = &pass;
+    throw Error(ErrorKind::Internal, model.sourcePath, fmt::format("pass '{}'", pass.name()),
+                fmt::format("unexpected exception: {}", e.what()));
+  }
+  if (result.changed) context.invalidateModelAnalyses(pass.preservedAnalyses());
+  PassRun run{pass, result, secondsSince(start), iteration};
+  for (PassInstrumentation* i : instrumentations_) i->passFinished(run, model, context);
+  return result.changed;
+}
+
+bool PassManager::runFixpoint(const FixpointGroup& group, Model& model, PassContext& context) {
+  auto start = std::chrono::steady_clock::now();
+  const int64_t cap = *group.maxIterations;
+  int iterations = 0;
+  bool changed = false;
+  bool converged = false;
+  while (iterations < cap) {
+    ++iterations;
+    if (!runItems(group.body.items(), model, context, iterations)) {
+      converged = true;
+      break;
+    }
+    changed = true;
+  }
+  Statistics statistics;
+  statistics["iterations"] = iterations;
+  statistics["cap-hit"] = converged ? 0 : 1;
+  if (!converged) {
+    context.diagnostics().warning(
+        fmt::format("{} reached max-iterations={} and the last round still changed the model",
+                    group.str(), cap));
+  }
+  FixpointRun run{group, iterations, converged, changed, secondsSince(start), statistics};
+  for (PassInstrumentation* i : instrumentations_) i->fixpointFinished(run, model, context);
+  return changed;
+}
+
+}  // namespace qopt

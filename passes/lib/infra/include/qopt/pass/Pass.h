@@ -1,0 +1,138 @@
+// A pass: a name, a one-line summary, typed options (see Options.h) and run().
+//
+//   class DcePass : public qopt::Pass {
+//    public:
+//     DcePass() : Pass("dce", "Removes nodes and initializers nothing uses") {}
+//     qopt::PassResult run(qopt::Model& model, qopt::PassContext& context) override;
+//    private:
+//     qopt::Option<bool> recurse_{*this, "recurse", true, "Also clean subgraphs"};
+//   };
+//
+// run() returns whether the model changed, statistics (counters such as "bn-folded: 52") and
+// remarks (per node or tensor: what was done, or why something was left alone). The pass manager
+// times passes, prints, verifies and reports around run(); passes do none of that themselves.
+// A pass instance belongs to one pipeline position; it may keep state between runs only through
+// its options (a fixpoint runs the same instance several times).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "qopt/pass/Options.h"
+
+namespace qopt {
+
+class Model;
+class PassContext;
+
+/// Named counters in first-use order.
+class Statistics {
+ public:
+  /// The counter `name`, created at 0.
+  int64_t& operator[](std::string_view name);
+  void add(std::string_view name, int64_t delta = 1) { (*this)[name] += delta; }
+  /// 0 when the counter was never touched.
+  int64_t get(std::string_view name) const;
+  bool empty() const { return counters_.empty(); }
+  const std::vector<std::pair<std::string, int64_t>>& entries() const { return counters_; }
+  /// Adds every counter of `other` to this one.
+  void merge(const Statistics& other);
+
+ private:
+  std::vector<std::pair<std::string, int64_t>> counters_;
+};
+
+struct Remark {
+  enum class Kind {
+    Applied,  // the pass changed this node or tensor
+    Missed,   // the pass looked at it and left it alone; the message says why
+    Note,     // anything else worth showing in a report
+  };
+  Kind kind = Kind::Note;
+  std::string subject;  // "node 'conv1' (Conv)", "tensor 'x'"
+  std::string message;
+};
+
+/// "applied", "missed", "note".
+std::string_view remarkKindName(Remark::Kind kind);
+
+struct PassResult {
+  bool changed = false;
+  Statistics statistics;
+  std::vector<Remark> remarks;
+
+  void applied(std::string subject, std::string message) {
+    remarks.push_back({Remark::Kind::Applied, std::move(subject), std::move(message)});
+  }
+  void missed(std::string subject, std::string message) {
+    remarks.push_back({Remark::Kind::Missed, std::move(subject), std::move(message)});
+  }
+  void note(std::string subject, std::string message) {
+    remarks.push_back({Remark::Kind::Note, std::move(subject), std::move(message)});
+  }
+};
+
+/// A property of the model that a pass may need before it can do anything (a quantized model for
+/// the passes that measure or correct quantized layers). The pass manager checks a pipeline's
+/// needs before it runs any pass, so a pipeline that cannot work fails at once with the pass and
+/// the remedy named, and again before each pass runs.
+enum class ModelProperty {
+  Quantized,  // quantized layers: QuantizeLinear/DequantizeLinear, QLinear*, integer kernels
+};
+
+/// "a quantized model" for messages.
+std::string_view modelPropertyName(ModelProperty property);
+/// Whether `model` (its subgraphs included) has `property`.
+bool modelHas(const Model& model, ModelProperty property);
+
+struct Requirement {
+  ModelProperty property;
+  /// What gives the model the property, said to the user: "run insert-qdq before it".
+  std::string remedy;
+};
+
+class Pass : public OptionSet {
+ public:
+  /// `name`: lower-case words joined by '-'; `summary`: one line, no final period.
+  Pass(std::string name, std::string summary)
+      : OptionSet("pass '" + name + "'"), name_(std::move(name)), summary_(std::move(summary)) {}
+
+  const std::string& name() const { return name_; }
+  const std::string& summary() const { return summary_; }
+
+  /// Transforms `model`. Throws qopt::Error for problems the user must fix (the message names
+  /// the node or tensor and the cause); never leaves the model structurally invalid.
+  virtual PassResult run(Model& model, PassContext& context) = 0;
+
+  /// A pass that compares against the input model (context.originalModel()) says so here; the
+  /// pass manager then keeps a snapshot of the input, which it otherwise does not pay for.
+  virtual bool needsOriginalModel() const { return false; }
+
+  /// A pass whose job is to check the model (verify, check-trt) and that never changes it says
+  /// so here. A failed check it raises (ErrorKind::Verification) is a verdict on a model every
+  /// earlier pass completed: the driver still writes that model and the reports, then exits 1.
+  /// The same kind raised by any other pass ends the run with nothing written, since that pass
+  /// may have stopped halfway through its change.
+  virtual bool isCheck() const { return false; }
+
+  /// What the model must have when this pass runs; a pass that gives the model a property says
+  /// so in provides(), so that a pipeline running it first satisfies the passes after it.
+  virtual std::vector<Requirement> requirements() const { return {}; }
+  virtual std::vector<ModelProperty> provides() const { return {}; }
+
+  /// The model analyses (PassContext::AnalysisScope::Model) that stay valid when this pass
+  /// changes the model; the pass manager drops the others after it ran and changed the model.
+  virtual std::vector<std::string> preservedAnalyses() const { return {}; }
+
+  /// `name{key=value ...}` with every option (defaults included): the canonical form.
+  std::string printPipelineItem() const;
+
+ private:
+  std::string name_;
+  std::string summary_;
+};
+
+}  // namespace qopt
