@@ -18,6 +18,12 @@ DEFINE_string(pipeline_file, "",
 DEFINE_bool(print_pipeline, false,
             "Print the pipeline in canonical form (every option, defaults included) and exit");
 DEFINE_bool(list_passes, false, "List the available passes with their options and exit");
+DEFINE_string(list_format, "text",
+              "Format of --list-passes: text, or markdown (the generated part of every "
+              "docs/passes/ page)");
+DEFINE_string(pass_doc, "",
+              "Print the generated part of docs/passes/NAME.md (Markdown: summary and options of "
+              "pass NAME, or of fixpoint) and exit");
 DEFINE_string(load_pass_plugin, "", "Load a pass plugin module (repeatable)");
 DEFINE_string(target, "tensorrt", "Deployment target: tensorrt, ort or generic");
 DEFINE_string(trt_version, "10.3",
@@ -160,6 +166,7 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.help = FLAGS_help;
   options.version = FLAGS_version;
   options.listPasses = FLAGS_list_passes;
+  options.passDoc = FLAGS_pass_doc;
   options.printPipeline = FLAGS_print_pipeline;
   options.pipelineText = FLAGS_p;
   options.pipelineFile = FLAGS_pipeline_file;
@@ -193,6 +200,21 @@ DriverOptions parseCommandLine(int argc, char** argv) {
     static const std::vector<std::string> kFormats = {"onnx", "text"};
     throw usage(fmt::format("bad value '{}' for option '--emit'{} (valid choices: onnx, text)",
                             options.emit, didYouMean(options.emit, kFormats)));
+  }
+  if (FLAGS_list_format == "markdown") {
+    options.listFormat = ListFormat::Markdown;
+  } else if (FLAGS_list_format != "text") {
+    static const std::vector<std::string> kListFormats = {"text", "markdown"};
+    throw usage(
+        fmt::format("bad value '{}' for option '--list-format'{} (valid choices: text, markdown)",
+                    FLAGS_list_format, didYouMean(FLAGS_list_format, kListFormats)));
+  }
+  if (isExplicit("list_format") && !options.listPasses) {
+    throw usage("--list-format applies to --list-passes");
+  }
+  if (isExplicit("pass_doc")) {
+    if (options.passDoc.empty()) throw usage("option '--pass-doc' needs a pass name");
+    if (options.listPasses) throw usage("give either --list-passes or --pass-doc, not both");
   }
   if (FLAGS_q && FLAGS_v) throw usage("-q and -v contradict each other");
   options.verbosity = FLAGS_q ? Verbosity::Quiet : FLAGS_v ? Verbosity::Verbose : Verbosity::Normal;

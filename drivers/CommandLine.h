@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "PassListing.h"
 #include "qopt/ir/OnnxIO.h"
 #include "qopt/pass/Diagnostics.h"
 #include "qopt/pass/Target.h"
@@ -17,6 +18,8 @@ struct DriverOptions {
   bool help = false;
   bool version = false;
   bool listPasses = false;
+  ListFormat listFormat = ListFormat::Text;  // --list-format
+  std::string passDoc;                       // --pass-doc: one pass's page, generated part
   bool printPipeline = false;
 
   std::string pipelineText;  // -p

@@ -170,7 +170,11 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
   PassRegistry registry = loadPasses(options, loader, loadDiagnostics);
 
   if (options.listPasses) {
-    printPassList(registry, out, options.verbosity == Verbosity::Verbose);
+    printPassList(registry, out, options.verbosity == Verbosity::Verbose, options.listFormat);
+    return kExitOk;
+  }
+  if (!options.passDoc.empty()) {
+    printPassDoc(registry, options.passDoc, out);
     return kExitOk;
   }
   Pipeline pipeline = buildPipeline(options, registry);

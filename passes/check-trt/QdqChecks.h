@@ -1,5 +1,5 @@
 // Checks of each QuantizeLinear / DequantizeLinear node against what TensorRT's ONNX parser
-// accepts (onnx-tensorrt's QuantDequantLinearHelper; ../shared/TENSORRT.md): zero points,
+// accepts (onnx-tensorrt's QuantDequantLinearHelper; docs/tensorrt.md): zero points,
 // quantized types, scales, per-channel axes and their lengths, opset.
 #pragma once
 

@@ -11,7 +11,7 @@
 //
 // The division goes into whatever computes the activation when that is exact (the constants
 // of an affine Mul/Add or a Div, a preceding Conv's output channels, through Relu;
-// smooth/ScaleFolding.h), else into a Mul inserted before the depthwise convolutions: an
+// qopt/rescale/ScaleFolding.h), else into a Mul inserted before the depthwise convolutions: an
 // elementwise scale right after the activation, which TensorRT's pointwise fusion merges into
 // the producing layer.
 #pragma once

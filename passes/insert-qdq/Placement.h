@@ -1,4 +1,4 @@
-// Where insert-qdq puts Q/DQ, following what TensorRT fuses (../shared/TENSORRT.md):
+// Where insert-qdq puts Q/DQ, following what TensorRT fuses (docs/tensorrt.md):
 //   - Conv, ConvTranspose, Gemm, MatMul: every input; constant weights per channel, activations
 //     per tensor (MatMul of two activations quantizes both per tensor); their outputs never;
 //   - residual Add: the skip input, i.e. the input not produced by a quantized Conv, Gemm or

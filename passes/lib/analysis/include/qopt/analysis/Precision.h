@@ -7,7 +7,7 @@
 // in FP16 when its float inputs are float16 (the types written in the ONNX, as TensorRT 10's
 // strong typing and TensorRT 11 read them) and in FP32 else. A Cast between the
 // DequantizeLinear and the layer (DQ -> Cast(float16) -> Conv) stops the fusion: the layer runs
-// in float on the Cast's type. See ../shared/TENSORRT.md.
+// in float on the Cast's type. See docs/tensorrt.md.
 //
 // This is the one classifier of layer precisions: inspect, check-trt, verify's reports,
 // sensitivity and mixed-precision all read it (PrecisionReport.h adds shapes and totals).

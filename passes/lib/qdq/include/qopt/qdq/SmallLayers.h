@@ -1,5 +1,5 @@
 // Layers where TensorRT gains nothing from INT8 (or FP8), so that their Q/DQ only cost time: the
-// rules of NVIDIA's Model Optimizer (../shared/TENSORRT.md). Tensor-core kernels want 16 channels
+// rules of NVIDIA's Model Optimizer (docs/tensorrt.md). Tensor-core kernels want 16 channels
 // on both sides of a convolution and K and N of at least 16 in a matrix product; below that
 // TensorRT picks a float kernel anyway or a slower integer one, and the quantize/dequantize
 // around the layer is pure cost. INT8 has kernels below the line for some convolutions, which

@@ -4,7 +4,7 @@
 //   <tensor name>: <8 lowercase hex digits>
 //
 // The hex is the big-endian IEEE-754 bit pattern of the float32 scale amax / 127. Tensor names
-// may contain ':', so readers split at the last ": ". See ../shared/TENSORRT.md.
+// may contain ':', so readers split at the last ": ". See docs/tensorrt.md.
 #pragma once
 
 #include <filesystem>

@@ -1,8 +1,8 @@
-"""Writes the 4-bit Q/DQ model strip-qdq-int4.test reads (ONNX's text syntax has no 4-bit
+"""Writes the 4-bit Q/DQ model int4.test reads (ONNX's text syntax has no 4-bit
 literals, and Debian's onnx 1.12 names no INT4/UINT4 types: the numbers 22 and 21 are written
 directly, values packed two per byte, low nibble first).
 
-  strip-qdq-int4-model.py OUT.onnx"""
+  int4-model.py OUT.onnx"""
 
 import sys
 
