@@ -38,11 +38,12 @@ void SampleCache::forEach(const std::function<bool(Sample&)>& fn, size_t limit) 
     if (!give(decoded_[i])) return;
   }
   for (size_t entry = nextEntry_; entry < set_.entryCount(); ++entry) {
+    if (limit != 0 && given >= limit) return;  // decode nothing that is not asked for
     std::vector<Sample> samples = set_.loadEntry(entry);
     if (!full_) {
       uint64_t bytes = 0;
       for (const Sample& sample : samples) bytes += sampleBytes(sample);
-      if (bytes_ + bytes <= kSampleCacheBytes) {
+      if (bytes_ + bytes <= budget_) {
         bytes_ += bytes;
         nextEntry_ = entry + 1;
         decoded_.insert(decoded_.end(), samples.begin(), samples.end());

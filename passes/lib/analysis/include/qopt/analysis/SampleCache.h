@@ -23,7 +23,9 @@ inline constexpr uint64_t kSampleCacheBytes = uint64_t{1} << 30;
 
 class SampleCache {
  public:
-  explicit SampleCache(DataSet set) : set_(std::move(set)) {}
+  /// Keeps decoded samples up to `budgetBytes` (whole entries of the data set, in order).
+  explicit SampleCache(DataSet set, uint64_t budgetBytes = kSampleCacheBytes)
+      : set_(std::move(set)), budget_(budgetBytes) {}
 
   /// As DataSet::forEach: `fn` gets each sample in data order (a copy sharing the decoded arrays:
   /// callers never write into them) until it returns false or `limit` samples (0: all) were given.
@@ -35,10 +37,11 @@ class SampleCache {
 
  private:
   DataSet set_;
+  uint64_t budget_;
   std::vector<Sample> decoded_;  // the samples of entries [0, nextEntry_)
   size_t nextEntry_ = 0;
   uint64_t bytes_ = 0;
-  bool full_ = false;  // kSampleCacheBytes reached: later entries are not kept
+  bool full_ = false;  // the budget is reached: later entries are not kept
 };
 
 /// The shared cache of the data set at `path` read as `inputs` (opened on first use, which throws

@@ -1,0 +1,85 @@
+// The run's shared sample cache: a data path is read and decoded once per pass context, whatever
+// the number of passes reading it; past its byte budget samples stream from disk again.
+#include "qopt/analysis/SampleCache.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "AnalysisTestUtil.h"
+#include "qopt/interp/Npy.h"
+#include "qopt/ir/Error.h"
+
+namespace qopt::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::floats;
+using testing::parse;
+
+constexpr const char* kModel = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2] x) => (float[1,2] y) { y = Relu(x) }
+)";
+
+class SampleCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("qopt_sample_cache_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    for (int i = 0; i < 3; ++i) {
+      interp::writeNpy(dir_ / (std::to_string(i) + ".npy"), floats({1, 2}, {float(i), -1}));
+    }
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+float firstValue(const Sample& sample) {
+  return sample.inputs.at("x").data<float>()[0];
+}
+
+TEST_F(SampleCacheTest, ReadsADataPathOncePerRun) {
+  auto model = parse(kModel);
+  PassContext context;
+  std::vector<InputSpec> specs = inputSpecs(model->graph());
+  SampleCache& first = sampleCache(context, dir_, specs);
+  EXPECT_EQ(first.read(2).size(), 2u);
+  EXPECT_EQ(first.read().size(), 3u);
+  // Every later reader gets the same cache: with the files gone, the samples are still there.
+  fs::remove_all(dir_);
+  SampleCache& again = sampleCache(context, dir_, specs);
+  EXPECT_EQ(&again, &first);
+  std::vector<Sample> samples = again.read();
+  ASSERT_EQ(samples.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(firstValue(samples[static_cast<size_t>(i)]), float(i));
+  // forEach stops where asked, from the cache too.
+  int seen = 0;
+  again.forEach([&](Sample&) { return ++seen < 2; });
+  EXPECT_EQ(seen, 2);
+}
+
+TEST_F(SampleCacheTest, PastItsBudgetSamplesAreReadAgain) {
+  auto model = parse(kModel);
+  // One sample is 8 bytes: a budget of 16 keeps the first two.
+  SampleCache cache(DataSet::open(dir_, inputSpecs(model->graph())), 16);
+  EXPECT_EQ(cache.read().size(), 3u);
+  fs::remove(dir_ / "2.npy");
+  EXPECT_EQ(cache.read(2).size(), 2u);  // kept
+  EXPECT_THROW(cache.read(), Error);    // the third is read from disk again: gone
+}
+
+TEST_F(SampleCacheTest, ADifferentReadingOfTheInputsIsADifferentCache) {
+  auto model = parse(kModel);
+  PassContext context;
+  std::vector<InputSpec> specs = inputSpecs(model->graph());
+  std::vector<InputSpec> other = specs;
+  other[0].dims[0] = 2;  // as --input-shapes would fix it
+  EXPECT_NE(&sampleCache(context, dir_, specs), &sampleCache(context, dir_, other));
+}
+
+}  // namespace
+}  // namespace qopt::analysis
