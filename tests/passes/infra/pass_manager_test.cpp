@@ -159,7 +159,8 @@ TEST(PassManager, RequirementsAreCheckedBeforeAnyPassRuns) {
     Pipeline alone = parsePipeline("needs-quantized", registry());
     auto* needs = static_cast<testing::NeedsQuantizedPass*>(alone.items()[0].pass.get());
     PassContext c2;
-    PassManager(std::move(alone)).run(*quantized, c2);
+    PassManager runner(std::move(alone));  // owns the pass `needs` points to
+    runner.run(*quantized, c2);
     EXPECT_EQ(needs->runs, 1);
   }
 }
