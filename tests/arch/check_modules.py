@@ -38,6 +38,11 @@ def sources_under(folder):
                 yield os.path.join(dirpath, f)
 
 
+def owner_of(target, pass_paths):
+    """The pass whose folder holds `target`, or None."""
+    return next((p for p, d in pass_paths.items() if target.startswith(d + os.sep)), None)
+
+
 def check_includes(source_dir, problems):
     passes_dir = os.path.join(source_dir, "passes")
     passes = pass_folders(passes_dir)
@@ -51,8 +56,7 @@ def check_includes(source_dir, problems):
                     continue
                 target = os.path.realpath(os.path.join(os.path.dirname(path), inc))
                 if ".." in inc.split("/") or not target.startswith(folder + os.sep):
-                    owner = next((p for p, d in pass_paths.items()
-                                  if target.startswith(d + os.sep)), None)
+                    owner = owner_of(target, pass_paths)
                     what = f"pass '{owner}'s folder" if owner else "a file outside its folder"
                     problems.append(f"{rel}: includes \"{inc}\", {what}: a pass includes only its "
                                     "own files and public library headers (qopt/<library>/...)")
@@ -61,7 +65,7 @@ def check_includes(source_dir, problems):
         rel = os.path.relpath(path, source_dir)
         for inc in INCLUDE.findall(open(path, errors="replace").read()):
             target = os.path.realpath(os.path.join(os.path.dirname(path), inc))
-            owner = next((p for p, d in pass_paths.items() if target.startswith(d + os.sep)), None)
+            owner = owner_of(target, pass_paths)
             if owner:
                 problems.append(f"{rel}: includes \"{inc}\" from pass '{owner}': a library never "
                                 "depends on a pass")

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +25,23 @@ inline interp::Array floats(interp::Shape shape, const std::vector<float>& value
   std::copy(values.begin(), values.end(), a.data<float>());
   return a;
 }
+
+/// A fixture with an empty folder of its own per test (`dir_`), removed afterwards.
+class TempDirTest : public ::testing::Test {
+ protected:
+  explicit TempDirTest(std::string prefix) : prefix_(std::move(prefix)) {}
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           (prefix_ + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+
+ private:
+  std::string prefix_;
+};
 
 /// The node whose first output is `name`.
 inline Node* producerOf(const Graph& graph, std::string_view name) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -31,29 +33,36 @@ class ObserverScope {
   ModelObserver& observer_;
 };
 
-// The first pass of `items` (fixpoint bodies in order) needing a property that neither `model`
-// nor an earlier pass gives; `available` is updated with what each pass provides.
+Error requirementNotMet(const Model& model, const Pass& pass, const Requirement& r,
+                        std::string_view why) {
+  return Error(ErrorKind::Usage, model.sourcePath, fmt::format("pass '{}'", pass.name()),
+               fmt::format("needs {}, and {}: {}", modelPropertyName(r.property), why, r.remedy));
+}
+
+// Throws for the first pass of `items` (fixpoint bodies in order) needing a property that neither
+// the input model nor an earlier pass gives. `provided` collects what the passes before give;
+// `inputHas` asks the input model (once per property).
 void checkRequirements(const std::vector<PipelineItem>& items, const Model& model,
-                       std::vector<ModelProperty>& available) {
-  auto has = [&](ModelProperty p) {
-    return std::find(available.begin(), available.end(), p) != available.end();
+                       std::vector<ModelProperty>& provided,
+                       const std::function<bool(ModelProperty)>& inputHas) {
+  auto given = [&](ModelProperty p) {
+    return std::find(provided.begin(), provided.end(), p) != provided.end();
   };
   for (const PipelineItem& item : items) {
     if (item.fixpoint) {
-      checkRequirements(item.fixpoint->body.items(), model, available);
+      checkRequirements(item.fixpoint->body.items(), model, provided, inputHas);
       continue;
     }
     if (!item.pass) continue;
     for (const Requirement& r : item.pass->requirements()) {
-      if (!has(r.property)) {
-        throw Error(ErrorKind::Usage, model.sourcePath, fmt::format("pass '{}'", item.pass->name()),
-                    fmt::format("needs {}, and neither the input model nor a pass before it in "
-                                "the pipeline gives one: {}",
-                                modelPropertyName(r.property), r.remedy));
+      if (!given(r.property) && !inputHas(r.property)) {
+        throw requirementNotMet(
+            model, *item.pass, r,
+            "neither the input model nor a pass before it in the pipeline gives one");
       }
     }
     for (ModelProperty p : item.pass->provides()) {
-      if (!has(p)) available.push_back(p);
+      if (!given(p)) provided.push_back(p);
     }
   }
 }
@@ -61,11 +70,14 @@ void checkRequirements(const std::vector<PipelineItem>& items, const Model& mode
 }  // namespace
 
 bool PassManager::run(Model& model, PassContext& context) {
-  std::vector<ModelProperty> available;
-  for (ModelProperty p : {ModelProperty::Quantized}) {
-    if (modelHas(model, p)) available.push_back(p);
-  }
-  checkRequirements(pipeline_.items(), model, available);
+  std::map<ModelProperty, bool> inputProperties;
+  auto inputHas = [&](ModelProperty p) {
+    auto [it, added] = inputProperties.try_emplace(p, false);
+    if (added) it->second = modelHas(model, p);
+    return it->second;
+  };
+  std::vector<ModelProperty> provided;
+  checkRequirements(pipeline_.items(), model, provided, inputHas);
   if (pipeline_.needsOriginalModel() && !context.originalModel()) {
     context.setOriginalModel(model.clone());
   }
@@ -94,9 +106,7 @@ bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int it
   for (const Requirement& r : pass.requirements()) {
     if (!modelHas(model, r.property)) {
       failedPass_ = &pass;
-      throw Error(ErrorKind::Usage, model.sourcePath, fmt::format("pass '{}'", pass.name()),
-                  fmt::format("needs {}, and the model it is given has none: {}",
-                              modelPropertyName(r.property), r.remedy));
+      throw requirementNotMet(model, pass, r, "the model it is given has none");
     }
   }
   for (PassInstrumentation* i : instrumentations_) i->passStarted(pass, model, context);

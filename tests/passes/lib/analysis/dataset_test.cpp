@@ -26,17 +26,9 @@ constexpr const char* kTwoInputs = R"(
 g (float[N,2] a, float[N,2] b) => (float[N,2] y) { y = Add(a, b) }
 )";
 
-class DataSetTest : public ::testing::Test {
+class DataSetTest : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("qopt_dataset_test_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  DataSetTest() : TempDirTest("qopt_dataset_test_") {}
 };
 
 std::string errorOf(const std::function<void()>& fn) {

@@ -22,20 +22,15 @@ constexpr const char* kModel = R"(
 g (float[1,2] x) => (float[1,2] y) { y = Relu(x) }
 )";
 
-class SampleCacheTest : public ::testing::Test {
+class SampleCacheTest : public testing::TempDirTest {
  protected:
+  SampleCacheTest() : TempDirTest("qopt_sample_cache_test_") {}
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("qopt_sample_cache_test_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     for (int i = 0; i < 3; ++i) {
       interp::writeNpy(dir_ / (std::to_string(i) + ".npy"), floats({1, 2}, {float(i), -1}));
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
 };
 
 float firstValue(const Sample& sample) {
