@@ -27,29 +27,26 @@ struct Bytes16 {
   uint64_t lo, hi;
 };
 
+namespace detail {
+template <class W, class... Rest, class F>
+bool dispatchWordAmong(size_t bytes, F& run) {
+  if (bytes == sizeof(W)) {
+    run(static_cast<W*>(nullptr));
+    return true;
+  }
+  if constexpr (sizeof...(Rest) > 0) {
+    return dispatchWordAmong<Rest...>(bytes, run);
+  } else {
+    return false;
+  }
+}
+}  // namespace detail
+
 /// Calls `run(static_cast<W*>(nullptr))` with W an unsigned word of `bytes` bytes (1, 2, 4, 8 or
 /// 16), for code that moves elements without looking at them. False for other sizes.
 template <class F>
 bool dispatchWord(size_t bytes, F&& run) {
-  switch (bytes) {
-    case 1:
-      run(static_cast<uint8_t*>(nullptr));
-      return true;
-    case 2:
-      run(static_cast<uint16_t*>(nullptr));
-      return true;
-    case 4:
-      run(static_cast<uint32_t*>(nullptr));
-      return true;
-    case 8:
-      run(static_cast<uint64_t*>(nullptr));
-      return true;
-    case 16:
-      run(static_cast<Bytes16*>(nullptr));
-      return true;
-    default:
-      return false;
-  }
+  return detail::dispatchWordAmong<uint8_t, uint16_t, uint32_t, uint64_t, Bytes16>(bytes, run);
 }
 
 /// Copies `count` elements between arrays of the same type.

@@ -7,7 +7,9 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -152,72 +154,56 @@ struct TypeTag {
   throw Error(fmt::format("element type {} is not supported {}", dataTypeName(type), what));
 }
 
-/// Calls fn(TypeTag<T>{}) with T the storage type of `type`, for the floating point types.
-template <class Fn>
-decltype(auto) dispatchFloat(DataType type, Fn&& fn) {
-  switch (type) {
-    case DataType::Float:
-      return fn(TypeTag<float>{});
-    case DataType::Double:
-      return fn(TypeTag<double>{});
-    case DataType::Float16:
-      return fn(TypeTag<Half>{});
-    case DataType::BFloat16:
-      return fn(TypeTag<BFloat16>{});
-    default:
-      unsupportedType(type, "here (floating point types only)");
-  }
+/// A list of element storage types, for dispatchTypes.
+template <class... Ts>
+struct TypeList {};
+template <class... A, class... B>
+constexpr TypeList<A..., B...> operator+(TypeList<A...>, TypeList<B...>) {
+  return {};
 }
+using FloatTypes = TypeList<float, double, Half, BFloat16>;
+using IntegerTypes =
+    TypeList<int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>;
+using NumericTypes = decltype(FloatTypes{} + IntegerTypes{});
 
 namespace detail {
-/// The integer cases shared by the dispatchers below; `what` names the accepted types.
-template <class Fn>
-decltype(auto) dispatchIntegerOrFail(DataType type, Fn&& fn, const char* what) {
-  switch (type) {
-    case DataType::Int8:
-      return fn(TypeTag<int8_t>{});
-    case DataType::UInt8:
-      return fn(TypeTag<uint8_t>{});
-    case DataType::Int16:
-      return fn(TypeTag<int16_t>{});
-    case DataType::UInt16:
-      return fn(TypeTag<uint16_t>{});
-    case DataType::Int32:
-      return fn(TypeTag<int32_t>{});
-    case DataType::UInt32:
-      return fn(TypeTag<uint32_t>{});
-    case DataType::Int64:
-      return fn(TypeTag<int64_t>{});
-    case DataType::UInt64:
-      return fn(TypeTag<uint64_t>{});
-    default:
-      unsupportedType(type, what);
+template <class T, class... Rest, class Fn, class Fail>
+decltype(auto) dispatchAmong(DataType type, Fn&& fn, Fail&& fail) {
+  if (type == dataTypeOf<T>()) return fn(TypeTag<T>{});
+  if constexpr (sizeof...(Rest) > 0) {
+    return dispatchAmong<Rest...>(type, std::forward<Fn>(fn), std::forward<Fail>(fail));
+  } else {
+    fail();  // throws
+    __builtin_unreachable();
   }
 }
 }  // namespace detail
 
-/// Integer types (not bool).
-template <class Fn>
-decltype(auto) dispatchInteger(DataType type, Fn&& fn) {
-  return detail::dispatchIntegerOrFail(type, std::forward<Fn>(fn), "here (integer types only)");
+/// The one type switch behind every dispatcher: calls fn(TypeTag<T>{}) with T the type of `Ts`
+/// whose element type is `type`, else fail(), which must throw. A chain of comparisons with
+/// constants, which the compiler lowers like a switch.
+template <class... Ts, class Fn, class Fail>
+decltype(auto) dispatchTypes(TypeList<Ts...>, DataType type, Fn&& fn, Fail&& fail) {
+  return detail::dispatchAmong<Ts...>(type, std::forward<Fn>(fn), std::forward<Fail>(fail));
 }
 
-/// Floating point and integer types (not bool).
-template <class Fn>
-decltype(auto) dispatchNumeric(DataType type, Fn&& fn) {
-  switch (type) {
-    case DataType::Float:
-      return fn(TypeTag<float>{});
-    case DataType::Double:
-      return fn(TypeTag<double>{});
-    case DataType::Float16:
-      return fn(TypeTag<Half>{});
-    case DataType::BFloat16:
-      return fn(TypeTag<BFloat16>{});
-    default:
-      return detail::dispatchIntegerOrFail(type, std::forward<Fn>(fn), "here (numeric types only)");
+/// A dispatcher over the types of `Types`: dispatchFloat(type, fn) calls fn(TypeTag<T>{}) with T
+/// the storage type of `type`, and throws for a type outside the list naming the accepted ones.
+template <class Types>
+struct Dispatcher {
+  const char* accepted;
+  template <class Fn>
+  decltype(auto) operator()(DataType type, Fn&& fn) const {
+    const char* what = accepted;
+    return dispatchTypes(Types{}, type, std::forward<Fn>(fn),
+                         [type, what] { unsupportedType(type, what); });
   }
-}
+};
+inline constexpr Dispatcher<FloatTypes> dispatchFloat{"here (floating point types only)"};
+/// Integer types (not bool).
+inline constexpr Dispatcher<IntegerTypes> dispatchInteger{"here (integer types only)"};
+/// Floating point and integer types (not bool).
+inline constexpr Dispatcher<NumericTypes> dispatchNumeric{"here (numeric types only)"};
 
 /// Numeric types and bool.
 template <class Fn>
@@ -260,6 +246,28 @@ inline double scalarValue(const Array& a, const char* what) {
         fmt::format("{} must have one element, got shape {}", what, shapeString(a.shape())));
   }
   return a.getDouble(0);
+}
+
+/// The node's string attribute `name` (default `fallback`) as an enumerator of E: `names` spells
+/// E's enumerators in their declaration order (0, 1, ...). Another string fails naming `name`.
+template <class E>
+E enumAttr(const KernelContext& ctx, const char* name, const char* fallback,
+           std::initializer_list<std::string_view> names) {
+  const std::string s = ctx.node.attrString(name, fallback);
+  int index = 0;
+  for (std::string_view n : names) {
+    if (s == n) return static_cast<E>(index);
+    ++index;
+  }
+  ctx.fail(fmt::format("unknown {} '{}'", name, s));
+}
+
+/// Steps `index` to the next index of `dims` in row-major order (from the last, wrapping to 0).
+inline void nextIndex(std::vector<int64_t>& index, const Shape& dims) {
+  for (size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < dims[d]) return;
+    index[d] = 0;
+  }
 }
 
 /// Elements per thread-pool chunk for cheap elementwise loops.

@@ -4,67 +4,63 @@
 
 namespace qopt {
 
+namespace {
+
+// A new attribute `name` of `kind`; `presentFields` marks the singular field the makers set (see
+// Attribute::presentFields).
+Attribute named(std::string name, AttrKind kind, uint32_t presentFields = 0) {
+  Attribute a;
+  a.name = std::move(name);
+  a.kind = kind;
+  a.presentFields = presentFields;
+  return a;
+}
+
+}  // namespace
+
 Attribute::Attribute(Attribute&&) noexcept = default;
 Attribute& Attribute::operator=(Attribute&&) noexcept = default;
 Attribute::~Attribute() = default;
 
 Attribute Attribute::makeFloat(std::string name, float value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::Float;
+  Attribute a = named(std::move(name), AttrKind::Float, 1);
   a.f = value;
-  a.presentFields = 1;
   return a;
 }
 
 Attribute Attribute::makeInt(std::string name, int64_t value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::Int;
+  Attribute a = named(std::move(name), AttrKind::Int, 2);
   a.i = value;
-  a.presentFields = 2;
   return a;
 }
 
 Attribute Attribute::makeString(std::string name, std::string value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::String;
+  Attribute a = named(std::move(name), AttrKind::String, 4);
   a.s = std::move(value);
-  a.presentFields = 4;
   return a;
 }
 
 Attribute Attribute::makeFloats(std::string name, std::vector<float> values) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::Floats;
+  Attribute a = named(std::move(name), AttrKind::Floats);
   a.floats = std::move(values);
   return a;
 }
 
 Attribute Attribute::makeInts(std::string name, std::vector<int64_t> values) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::Ints;
+  Attribute a = named(std::move(name), AttrKind::Ints);
   a.ints = std::move(values);
   return a;
 }
 
 Attribute Attribute::makeStrings(std::string name, std::vector<std::string> values) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::Strings;
+  Attribute a = named(std::move(name), AttrKind::Strings);
   a.strings = std::move(values);
   return a;
 }
 
 Attribute Attribute::makeTensor(std::string name, TensorPtr value) {
-  Attribute a;
-  a.name = std::move(name);
-  a.kind = AttrKind::Tensor;
+  Attribute a = named(std::move(name), AttrKind::Tensor, 8);
   a.t = std::move(value);
-  a.presentFields = 8;
   return a;
 }
 

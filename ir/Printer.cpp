@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "qopt/ir/Error.h"
+#include "qopt/ir/QuotedString.h"
 
 namespace qopt {
 
@@ -18,33 +19,14 @@ namespace {
 // Scalars and names
 
 std::string quotedText(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c >= 0x7F) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
+  std::string out;
+  appendQuoted(out, text, /*backspaceAndFormFeed=*/false, [](std::string& o, unsigned char c) {
+    if (c < 0x20 || c >= 0x7F) {
+      o += fmt::format("\\x{:02x}", c);
+    } else {
+      o += static_cast<char>(c);
     }
-  }
-  out += '"';
+  });
   return out;
 }
 

@@ -9,11 +9,8 @@
 #
 #   scripts/configure-sanitized.sh BUILD_DIR
 set -euo pipefail
-cd "$(dirname "$0")/.."
 BUILD_DIR="$1"
-LAUNCHER=()
-if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+source "$(dirname "$0")/cmake-env.sh"
 cmake -G Ninja -S . -B "$BUILD_DIR" "${LAUNCHER[@]}" \
   -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -gline-tables-only" \

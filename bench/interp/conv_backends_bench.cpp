@@ -48,20 +48,6 @@ double bestOf7(F&& f) {
 
 }  // namespace
 
-// WindowGeometry's out-of-line helpers, so that this program needs no qopt library.
-namespace qopt::interp {
-int64_t WindowGeometry::inputSize() const {
-  int64_t n = 1;
-  for (int64_t d : input) n *= d;
-  return n;
-}
-int64_t WindowGeometry::kernelSize() const {
-  int64_t n = 1;
-  for (int64_t d : kernel) n *= d;
-  return n;
-}
-}  // namespace qopt::interp
-
 int main() {
   openblas_set_num_threads(1);
   Eigen::setNbThreads(1);

@@ -68,6 +68,37 @@ Tiling tiling(int64_t batch, int64_t groups, int64_t columns, int64_t rowsOfCol,
   return t;
 }
 
+// The im2col + GEMM walk of convolve and convolveInteger: calls body(n, grp, first, count, b,
+// ldb) for the output columns [first, first + count) of image n's group grp, one tile of `t` per
+// work item in parallel. b (leading dimension ldb) is the GEMM's right operand of k rows: the
+// input itself for a pointwise convolution, else its im2col columns padded with `padValue`.
+template <class T, class Body>
+void forEachColumnTile(const T* x, T padValue, const ConvShape& s, const WindowGeometry& g,
+                       const Tiling& t, int64_t k, ThreadPool* pool, Body&& body) {
+  const int64_t cg = s.channels / s.groups;
+  const int64_t cols = g.outputSize();
+  const int64_t inSize = g.inputSize();
+  const bool pointwise = g.isPointwise();
+  parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
+    T* col = pointwise ? nullptr : threadScratch<T>(k * t.tile);
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t image = item / t.tilesPerImage;  // n * groups + group
+      const int64_t n = image / s.groups, grp = image % s.groups;
+      const int64_t first = (item % t.tilesPerImage) * t.tile;
+      const int64_t count = std::min(t.tile, cols - first);
+      const T* xg = x + (n * s.channels + grp * cg) * inSize;
+      const T* b = xg + first;
+      int64_t ldb = cols;
+      if (!pointwise) {
+        im2col(xg, cg, g, first, count, padValue, col);
+        b = col;
+        ldb = count;
+      }
+      body(n, grp, first, count, b, ldb);
+    }
+  });
+}
+
 int threadsOf(ThreadPool* pool) {
   return pool == nullptr ? 1 : pool->size();
 }
@@ -313,7 +344,6 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   }
   const int64_t k = cg * g.kernelSize();
   const int64_t cols = g.outputSize();
-  const int64_t inSize = g.inputSize();
   const bool pointwise = g.isPointwise();
   // With an epilogue that has no affine map (a Q/DQ model's folded Conv), the bias becomes it:
   // v * 1 + bias is v + bias rounded once, as the separate addition below rounds it.
@@ -332,43 +362,31 @@ void convolve(const T* x, const T* w, const T* bias, T* y, const ConvShape& s,
   const Tiling t = pointwise && epilogue != nullptr
                        ? tiling(s.batch, s.groups, cols, mg, sizeof(T), true, threadsOf(pool))
                        : tiling(s.batch, s.groups, cols, k, sizeof(T), !pointwise, threadsOf(pool));
-  parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
-    T* col = pointwise ? nullptr : threadScratch<T>(k * t.tile);
-    for (int64_t item = i0; item < i1; ++item) {
-      const int64_t image = item / t.tilesPerImage;  // n * groups + group
-      const int64_t n = image / s.groups, grp = image % s.groups;
-      const int64_t first = (item % t.tilesPerImage) * t.tile;
-      const int64_t count = std::min(t.tile, cols - first);
-      const T* xg = x + (n * s.channels + grp * cg) * inSize;
-      const T* b = xg + first;
-      int64_t ldb = cols;
-      if (!pointwise) {
-        im2col(xg, cg, g, first, count, T(0), col);
-        b = col;
-        ldb = count;
-      }
-      T* yg = y + (n * s.filters + grp * mg) * cols + first;
-      gemm(false, false, mg, count, k, T(1), w + grp * mg * k, k, b, ldb, T(0), yg, cols, nullptr);
-      // The bias after the product, on the tile while it is in cache (a fill before it and a
-      // product that adds to it cost a pass over the output).
-      if (bias != nullptr) {
-        for (int64_t m = 0; m < mg; ++m) {
-          T* row = yg + m * cols;
-          const T add = bias[grp * mg + m];
-          for (int64_t j = 0; j < count; ++j) row[j] += add;
-        }
-      }
-      if constexpr (std::is_same_v<T, float>) {
-        if (epilogue != nullptr) {
+  forEachColumnTile(
+      x, T(0), s, g, t, k, pool,
+      [&](int64_t n, int64_t grp, int64_t first, int64_t count, const T* b, int64_t ldb) {
+        T* yg = y + (n * s.filters + grp * mg) * cols + first;
+        gemm(false, false, mg, count, k, T(1), w + grp * mg * k, k, b, ldb, T(0), yg, cols,
+             nullptr);
+        // The bias after the product, on the tile while it is in cache (a fill before it and a
+        // product that adds to it cost a pass over the output).
+        if (bias != nullptr) {
           for (int64_t m = 0; m < mg; ++m) {
-            const int64_t offset = (yg - y) + m * cols;
-            epilogue->apply(yg + m * cols, residual ? residual + offset : nullptr, count,
-                            grp * mg + m);
+            T* row = yg + m * cols;
+            const T add = bias[grp * mg + m];
+            for (int64_t j = 0; j < count; ++j) row[j] += add;
           }
         }
-      }
-    }
-  });
+        if constexpr (std::is_same_v<T, float>) {
+          if (epilogue != nullptr) {
+            for (int64_t m = 0; m < mg; ++m) {
+              const int64_t offset = (yg - y) + m * cols;
+              epilogue->apply(yg + m * cols, residual ? residual + offset : nullptr, count,
+                              grp * mg + m);
+            }
+          }
+        }
+      });
 }
 
 template <class T>
@@ -447,29 +465,15 @@ void convolveInteger(const TX* x, TX xZero, const TW* w, const TW* wZero, int64_
   const int64_t cg = s.channels / s.groups, mg = s.filters / s.groups;
   const int64_t k = cg * g.kernelSize();
   const int64_t cols = g.outputSize();
-  const int64_t inSize = g.inputSize();
   const bool pointwise = g.isPointwise();
   const Tiling t = tiling(s.batch, s.groups, cols, k, sizeof(TX), !pointwise, threadsOf(pool));
-  parallelFor(pool, t.items, 1, [&](int64_t i0, int64_t i1) {
-    TX* col = pointwise ? nullptr : threadScratch<TX>(k * t.tile);
-    for (int64_t item = i0; item < i1; ++item) {
-      const int64_t image = item / t.tilesPerImage;
-      const int64_t n = image / s.groups, grp = image % s.groups;
-      const int64_t first = (item % t.tilesPerImage) * t.tile;
-      const int64_t count = std::min(t.tile, cols - first);
-      const TX* xg = x + (n * s.channels + grp * cg) * inSize;
-      const TX* b = xg + first;
-      int64_t ldb = cols;
-      if (!pointwise) {
-        im2col(xg, cg, g, first, count, xZero, col);
-        b = col;
-        ldb = count;
-      }
-      int32_t* ag = acc + (n * s.filters + grp * mg) * cols + first;
-      integerGemm<TW, TX>(mg, count, k, w + grp * mg * k, k, wZero + grp * mg * wZeroStride,
-                          wZeroStride, b, ldb, &xZero, 0, ag, cols, nullptr);
-    }
-  });
+  forEachColumnTile(
+      x, xZero, s, g, t, k, pool,
+      [&](int64_t n, int64_t grp, int64_t first, int64_t count, const TX* b, int64_t ldb) {
+        int32_t* ag = acc + (n * s.filters + grp * mg) * cols + first;
+        integerGemm<TW, TX>(mg, count, k, w + grp * mg * k, k, wZero + grp * mg * wZeroStride,
+                            wZeroStride, b, ldb, &xZero, 0, ag, cols, nullptr);
+      });
 }
 
 template void convolve<float>(const float*, const float*, const float*, float*, const ConvShape&,

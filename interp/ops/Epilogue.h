@@ -78,6 +78,19 @@ struct FakeQuantStage {
   int32_t dequantizeZeroPoint = 0;
 };
 
+/// Calls fn(std::integral_constant<int, value>{}) for a run-time value in [0, N), so that the
+/// callee is compiled once per value.
+template <int N, int I = 0, class Fn>
+[[gnu::always_inline]] inline void withConstant(int value, Fn&& fn) {
+  if constexpr (I + 1 < N) {
+    if (value != I) {
+      withConstant<N, I + 1>(value, fn);
+      return;
+    }
+  }
+  fn(std::integral_constant<int, I>{});
+}
+
 /// The epilogue of one output channel, for a kernel that applies it while it writes the channel's
 /// outputs (ConvEpilogue::apply runs the same expressions stage by stage).
 struct ChannelEpilogue {
@@ -97,20 +110,11 @@ struct ChannelEpilogue {
   [[gnu::always_inline]] inline void dispatch(Fn&& fn) const {
     auto withAct = [&](auto affineTag, auto scaledTag, auto residualTag)
         __attribute__((always_inline)) {
-      switch (activation.kind) {
-        case Activation::Kind::None:
-          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 0>{});
-          break;
-        case Activation::Kind::Relu:
-          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 1>{});
-          break;
-        case Activation::Kind::Clip:
-          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 2>{});
-          break;
-        case Activation::Kind::HardSwish:
-          fn(affineTag, scaledTag, residualTag, std::integral_constant<int, 3>{});
-          break;
-      }
+      auto withTag = [&](auto activationTag) __attribute__((always_inline)) {
+        fn(affineTag, scaledTag, residualTag, activationTag);
+      };
+      // The activation's tag is its Kind's value.
+      withConstant<4>(static_cast<int>(activation.kind), withTag);
     };
     auto withResidual = [&](auto affineTag, auto scaledTag) __attribute__((always_inline)) {
       if (addsResidual) {

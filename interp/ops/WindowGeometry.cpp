@@ -21,24 +21,6 @@ std::vector<int64_t> perAxisAttr(const KernelContext& ctx, const char* name, int
 
 }  // namespace
 
-int64_t WindowGeometry::inputSize() const {
-  int64_t n = 1;
-  for (int64_t d : input) n *= d;
-  return n;
-}
-
-int64_t WindowGeometry::outputSize() const {
-  int64_t n = 1;
-  for (int64_t d : output) n *= d;
-  return n;
-}
-
-int64_t WindowGeometry::kernelSize() const {
-  int64_t n = 1;
-  for (int64_t d : kernel) n *= d;
-  return n;
-}
-
 bool WindowGeometry::isPointwise() const {
   for (int64_t i = 0; i < spatialRank; ++i) {
     size_t a = static_cast<size_t>(i);

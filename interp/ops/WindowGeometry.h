@@ -21,9 +21,16 @@ struct WindowGeometry {
   std::vector<int64_t> padsEnd;
   std::vector<int64_t> output;  // spatial output dims
 
-  int64_t inputSize() const;
-  int64_t outputSize() const;
-  int64_t kernelSize() const;
+  // Element counts of the spatial dims. Inline, so that programs built without the interpreter
+  // library (bench/interp/conv_backends_bench.cpp) can use them too.
+  int64_t inputSize() const { return elements(input); }
+  int64_t outputSize() const { return elements(output); }
+  int64_t kernelSize() const { return elements(kernel); }
+  static int64_t elements(const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
   /// True when every kernel dim is 1 with stride 1 and no padding: the input is the GEMM operand.
   bool isPointwise() const;
 };

@@ -124,22 +124,21 @@ void integerProduct(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* 
   }
 }
 
-void matMulKernel(KernelContext& ctx) {
-  const Array& a = ctx.in(0);
-  const Array& b = ctx.in(1);
-  if (a.dataType() != b.dataType()) ctx.fail("A and B must have the same element type");
-  const MatMulLayout l = matMulLayout(ctx, a.shape(), b.shape());
-  Array y(a.dataType(), l.outShape);
+// Calls fn(a, b, y) with pointers of the type MatMul and Gemm compute in: double as stored,
+// float16 and bfloat16 through float copies (float as stored), and the 32- and 64-bit integers.
+template <class Fn>
+void withProductOperands(const KernelContext& ctx, const Array& a, const Array& b, Array& y,
+                         Fn&& fn) {
   switch (a.dataType()) {
     case DataType::Double:
-      floatMatMul(ctx, l, a.data<double>(), b.data<double>(), y.data<double>());
+      fn(a.data<double>(), b.data<double>(), y.data<double>());
       break;
     case DataType::Float:
     case DataType::Float16:
     case DataType::BFloat16: {
       FloatInput fa(a), fb(b);
       FloatOutput fy(y);
-      floatMatMul(ctx, l, fa.data(), fb.data(), fy.data());
+      fn(fa.data(), fb.data(), fy.data());
       fy.commit();
       break;
     }
@@ -147,18 +146,31 @@ void matMulKernel(KernelContext& ctx) {
     case DataType::Int64:
     case DataType::UInt32:
     case DataType::UInt64:
-      dispatchInteger(a.dataType(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        for (size_t i = 0; i < l.aBatchIndex.size(); ++i) {
-          integerProduct<T>(false, false, l.m, l.n, l.k, a.data<T>() + l.aBatchIndex[i] * l.m * l.k,
-                            b.data<T>() + l.bBatchIndex[i] * l.k * l.n,
-                            y.data<T>() + static_cast<int64_t>(i) * l.m * l.n);
-        }
-      });
+      dispatchInteger(a.dataType(),
+                      [&]<class T>(TypeTag<T>) { fn(a.data<T>(), b.data<T>(), y.data<T>()); });
       break;
     default:
       ctx.fail(fmt::format("element type {} is not supported", dataTypeName(a.dataType())));
   }
+}
+
+void matMulKernel(KernelContext& ctx) {
+  const Array& a = ctx.in(0);
+  const Array& b = ctx.in(1);
+  if (a.dataType() != b.dataType()) ctx.fail("A and B must have the same element type");
+  const MatMulLayout l = matMulLayout(ctx, a.shape(), b.shape());
+  Array y(a.dataType(), l.outShape);
+  withProductOperands(ctx, a, b, y, [&]<class T>(const T* ap, const T* bp, T* yp) {
+    if constexpr (std::is_integral_v<T>) {
+      for (size_t i = 0; i < l.aBatchIndex.size(); ++i) {
+        integerProduct<T>(false, false, l.m, l.n, l.k, ap + l.aBatchIndex[i] * l.m * l.k,
+                          bp + l.bBatchIndex[i] * l.k * l.n,
+                          yp + static_cast<int64_t>(i) * l.m * l.n);
+      }
+    } else {
+      floatMatMul(ctx, l, ap, bp, yp);
+    }
+  });
   ctx.outputs[0] = std::move(y);
 }
 
@@ -217,43 +229,20 @@ void gemmKernel(KernelContext& ctx) {
   }
   Array y(a.dataType(), {m, n});
   const bool addC = c != nullptr && beta != 0.0;
-  switch (a.dataType()) {
-    case DataType::Double: {
-      double* yp = y.data<double>();
+  withProductOperands(ctx, a, b, y, [&]<class T>(const T* ap, const T* bp, T* yp) {
+    if constexpr (std::is_integral_v<T>) {
+      integerProduct<T>(ta, tb, m, n, k, ap, bp, yp);
+      std::vector<T> scaledC(static_cast<size_t>(m * n), T(0));
+      if (addC) fillWithScaledC(ctx, *c, beta, m, n, scaledC.data());
+      for (int64_t i = 0; i < m * n; ++i) {
+        yp[i] = static_cast<T>(static_cast<T>(alpha) * yp[i] + scaledC[static_cast<size_t>(i)]);
+      }
+    } else {
       if (addC) fillWithScaledC(ctx, *c, beta, m, n, yp);
-      gemm(ta, tb, m, n, k, alpha, a.data<double>(), a.dim(1), b.data<double>(), b.dim(1),
-           addC ? 1.0 : 0.0, yp, n, ctx.pool);
-      break;
+      gemm(ta, tb, m, n, k, static_cast<T>(alpha), ap, a.dim(1), bp, b.dim(1), addC ? T(1) : T(0),
+           yp, n, ctx.pool);
     }
-    case DataType::Float:
-    case DataType::Float16:
-    case DataType::BFloat16: {
-      FloatInput fa(a), fb(b);
-      FloatOutput fy(y);
-      if (addC) fillWithScaledC(ctx, *c, beta, m, n, fy.data());
-      gemm(ta, tb, m, n, k, static_cast<float>(alpha), fa.data(), a.dim(1), fb.data(), b.dim(1),
-           addC ? 1.0f : 0.0f, fy.data(), n, ctx.pool);
-      fy.commit();
-      break;
-    }
-    case DataType::Int32:
-    case DataType::Int64:
-    case DataType::UInt32:
-    case DataType::UInt64:
-      dispatchInteger(a.dataType(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* yp = y.data<T>();
-        integerProduct<T>(ta, tb, m, n, k, a.data<T>(), b.data<T>(), yp);
-        std::vector<T> scaledC(static_cast<size_t>(m * n), T(0));
-        if (addC) fillWithScaledC(ctx, *c, beta, m, n, scaledC.data());
-        for (int64_t i = 0; i < m * n; ++i) {
-          yp[i] = static_cast<T>(static_cast<T>(alpha) * yp[i] + scaledC[static_cast<size_t>(i)]);
-        }
-      });
-      break;
-    default:
-      ctx.fail(fmt::format("element type {} is not supported", dataTypeName(a.dataType())));
-  }
+  });
   ctx.outputs[0] = std::move(y);
 }
 

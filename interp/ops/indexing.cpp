@@ -57,13 +57,7 @@ void gatherND(KernelContext& ctx) {
 enum class ScatterReduction { None, Add, Mul, Max, Min };
 
 ScatterReduction reductionOf(KernelContext& ctx) {
-  std::string r = ctx.node.attrString("reduction", "none");
-  if (r == "none") return ScatterReduction::None;
-  if (r == "add") return ScatterReduction::Add;
-  if (r == "mul") return ScatterReduction::Mul;
-  if (r == "max") return ScatterReduction::Max;
-  if (r == "min") return ScatterReduction::Min;
-  ctx.fail(fmt::format("unknown reduction '{}'", r));
+  return enumAttr<ScatterReduction>(ctx, "reduction", "none", {"none", "add", "mul", "max", "min"});
 }
 
 /// out[dst] (op)= updates[src] for one element.
@@ -152,10 +146,7 @@ void scatterElements(KernelContext& ctx) {
       offset += p * strides[d];
     }
     scatterOne(updates, i, out, offset, r);
-    for (int64_t d = rank; d-- > 0;) {
-      if (++pos[d] < indices.shape()[d]) break;
-      pos[d] = 0;
-    }
+    nextIndex(pos, indices.shape());
   }
   ctx.outputs[0] = std::move(out);
 }

@@ -49,6 +49,23 @@ Moments momentsOf(const T* xs, int64_t n) {
   return {mean, sq / static_cast<double>(n)};
 }
 
+// Calls body(s, xs, ys, moments of xs) for each of the `slices` runs of `inner` contiguous
+// elements of x (xs) and of y (ys, x's float type), in parallel `grain` runs at a time.
+template <class Body>
+void forEachSlice(const KernelContext& ctx, const Array& x, Array& y, int64_t slices, int64_t inner,
+                  int64_t grain, Body&& body) {
+  dispatchFloat(x.dataType(), [&]<class T>(TypeTag<T>) {
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    parallelFor(ctx.pool, slices, grain, [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s) {
+        const T* xs = xp + s * inner;
+        body(s, xs, yp + s * inner, momentsOf(xs, inner));
+      }
+    });
+  });
+}
+
 // y = x * a[c] + b[c] over planes of `inner` elements, c = plane % channels.
 template <class T>
 void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes, int64_t channels,
@@ -70,6 +87,14 @@ void affinePerChannel(const KernelContext& ctx, const T* x, T* y, int64_t planes
   });
 }
 
+// x.dim(1), the channels of an input that must have rank >= minRank.
+int64_t channelsOf(const KernelContext& ctx, const Array& x, int64_t minRank) {
+  if (x.rank() < minRank) {
+    ctx.fail(fmt::format("input must have rank >= {}, got {}", minRank, shapeString(x.shape())));
+  }
+  return x.dim(1);
+}
+
 void batchNormKernel(KernelContext& ctx) {
   if (ctx.node.attrInt("training_mode", 0) != 0) {
     ctx.fail(
@@ -82,9 +107,7 @@ void batchNormKernel(KernelContext& ctx) {
         "interpreter does not run");
   }
   const Array& x = ctx.in(0);
-  if (x.rank() < 2)
-    ctx.fail(fmt::format("input must have rank >= 2, got {}", shapeString(x.shape())));
-  const int64_t channels = x.dim(1);
+  const int64_t channels = channelsOf(ctx, x, 2);
   const std::vector<float> scale = channelParam(ctx, ctx.in(1), "scale", channels);
   const std::vector<float> bias = channelParam(ctx, ctx.in(2), "B", channels);
   const std::vector<float> mean = channelParam(ctx, ctx.in(3), "input_mean", channels);
@@ -105,33 +128,22 @@ void batchNormKernel(KernelContext& ctx) {
 
 void instanceNormKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
-  if (x.rank() < 3)
-    ctx.fail(fmt::format("input must have rank >= 3, got {}", shapeString(x.shape())));
-  const int64_t channels = x.dim(1);
+  const int64_t channels = channelsOf(ctx, x, 3);
   const std::vector<float> scale = channelParam(ctx, ctx.in(1), "scale", channels);
   const std::vector<float> bias = channelParam(ctx, ctx.in(2), "B", channels);
   const double epsilon = ctx.node.attrFloat("epsilon", 1e-5f);
   const int64_t planes = x.dim(0) * channels;
   const int64_t inner = product(x.shape(), 2);
   Array y(x.dataType(), x.shape());
-  dispatchFloat(x.dataType(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
-    parallelFor(ctx.pool, planes, 1, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const T* xs = xp + p * inner;
-        const Moments m = momentsOf(xs, inner);
-        const size_t c = static_cast<size_t>(p % channels);
-        const double a = scale[c] / std::sqrt(m.variance + epsilon);
-        const double b = bias[c] - m.mean * a;
-        T* ys = yp + p * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(toCompute(xs[i]) * a + b));
-        }
-      }
-    });
-  });
+  forEachSlice(ctx, x, y, planes, inner, 1,
+               [&]<class T>(int64_t p, const T* xs, T* ys, const Moments& m) {
+                 const size_t c = static_cast<size_t>(p % channels);
+                 const double a = scale[c] / std::sqrt(m.variance + epsilon);
+                 const double b = bias[c] - m.mean * a;
+                 for (int64_t i = 0; i < inner; ++i) {
+                   ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(toCompute(xs[i]) * a + b));
+                 }
+               });
   ctx.outputs[0] = std::move(y);
 }
 
@@ -197,29 +209,20 @@ void layerNormKernel(KernelContext& ctx) {
   Array meanOut, invStdOut;
   if (wantMean) meanOut = Array(DataType::Float, statShape);
   if (wantInvStd) invStdOut = Array(DataType::Float, statShape);
-  dispatchFloat(x.dataType(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
-    const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner));
-    parallelFor(ctx.pool, outer, grain, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* xs = xp + r * inner;
-        const Moments m = momentsOf(xs, inner);
-        const float meanF = static_cast<float>(m.mean);
-        const float invStd = static_cast<float>(1.0 / std::sqrt(m.variance + epsilon));
-        T* ys = yp + r * inner;
-        for (int64_t i = 0; i < inner; ++i) {
-          const size_t s = static_cast<size_t>(i);
-          float v = (static_cast<float>(toCompute(xs[i])) - meanF) * invStd * scale[s];
-          if (!bias.empty()) v += bias[s];
-          ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v));
-        }
-        if (wantMean) meanOut.data<float>()[r] = meanF;
-        if (wantInvStd) invStdOut.data<float>()[r] = invStd;
-      }
-    });
-  });
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, inner));
+  forEachSlice(ctx, x, y, outer, inner, grain,
+               [&]<class T>(int64_t r, const T* xs, T* ys, const Moments& m) {
+                 const float meanF = static_cast<float>(m.mean);
+                 const float invStd = static_cast<float>(1.0 / std::sqrt(m.variance + epsilon));
+                 for (int64_t i = 0; i < inner; ++i) {
+                   const size_t s = static_cast<size_t>(i);
+                   float v = (static_cast<float>(toCompute(xs[i])) - meanF) * invStd * scale[s];
+                   if (!bias.empty()) v += bias[s];
+                   ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v));
+                 }
+                 if (wantMean) meanOut.data<float>()[r] = meanF;
+                 if (wantInvStd) invStdOut.data<float>()[r] = invStd;
+               });
   ctx.outputs[0] = std::move(y);
   if (wantMean) ctx.outputs[1] = std::move(meanOut);
   if (wantInvStd) ctx.outputs[2] = std::move(invStdOut);
@@ -237,10 +240,8 @@ void batchNorm7Kernel(KernelContext& ctx) {
 // opset 18, per channel from 21.
 void groupNormKernel(KernelContext& ctx, bool perChannel) {
   const Array& x = ctx.in(0);
-  if (x.rank() < 2)
-    ctx.fail(fmt::format("input must have rank >= 2, got {}", shapeString(x.shape())));
+  const int64_t channels = channelsOf(ctx, x, 2);
   const int64_t groups = ctx.node.attrInt("num_groups", 0);
-  const int64_t channels = x.shape()[1];
   if (groups <= 0 || channels % groups != 0) {
     ctx.fail(fmt::format("num_groups {} does not divide the {} channels", groups, channels));
   }
@@ -258,27 +259,18 @@ void groupNormKernel(KernelContext& ctx, bool perChannel) {
   const int64_t inner = perGroup * spatial;  // one group's contiguous elements
   const int64_t slices = product(x.shape(), 0, 1) * groups;
   Array y(x.dataType(), x.shape());
-  dispatchFloat(x.dataType(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* xp = x.data<T>();
-    T* yp = y.data<T>();
-    parallelFor(ctx.pool, slices, 1, [&](int64_t s0, int64_t s1) {
-      for (int64_t s = s0; s < s1; ++s) {
-        const T* xs = xp + s * inner;
-        const Moments m = momentsOf(xs, inner);
-        const double invStd = 1.0 / std::sqrt(m.variance + epsilon);
-        const int64_t g = s % groups;
-        T* ys = yp + s * inner;
-        for (int64_t c = 0; c < perGroup; ++c) {
-          const size_t k = static_cast<size_t>(perChannel ? g * perGroup + c : g);
-          for (int64_t i = c * spatial; i < (c + 1) * spatial; ++i) {
-            const double v = (static_cast<double>(toCompute(xs[i])) - m.mean) * invStd;
-            ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v * scale[k] + bias[k]));
-          }
-        }
-      }
-    });
-  });
+  forEachSlice(ctx, x, y, slices, inner, 1,
+               [&]<class T>(int64_t s, const T* xs, T* ys, const Moments& m) {
+                 const double invStd = 1.0 / std::sqrt(m.variance + epsilon);
+                 const int64_t g = s % groups;
+                 for (int64_t c = 0; c < perGroup; ++c) {
+                   const size_t k = static_cast<size_t>(perChannel ? g * perGroup + c : g);
+                   for (int64_t i = c * spatial; i < (c + 1) * spatial; ++i) {
+                     const double v = (static_cast<double>(toCompute(xs[i])) - m.mean) * invStd;
+                     ys[i] = fromCompute<T>(static_cast<ComputeT<T>>(v * scale[k] + bias[k]));
+                   }
+                 }
+               });
   ctx.outputs[0] = std::move(y);
 }
 

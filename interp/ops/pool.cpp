@@ -179,12 +179,18 @@ void pool2dFloat(const KernelContext& ctx, const Array& x, Array& y, const Windo
   });
 }
 
-void maxPoolKernel(KernelContext& ctx) {
-  const Array& x = ctx.in(0);
+// The window of a MaxPool or AveragePool node: ceil_mode from opset 10 on, dilations from
+// `dilationsSince` on.
+WindowGeometry poolWindow(const KernelContext& ctx, const Shape& x, int64_t dilationsSince) {
   WindowOptions options;
   options.allowCeilMode = ctx.opset >= 10;
-  options.allowDilations = ctx.opset >= 10;
-  const WindowGeometry g = windowGeometry(ctx, x.shape(), options);
+  options.allowDilations = ctx.opset >= dilationsSince;
+  return windowGeometry(ctx, x, options);
+}
+
+void maxPoolKernel(KernelContext& ctx) {
+  const Array& x = ctx.in(0);
+  const WindowGeometry g = poolWindow(ctx, x.shape(), 10);
   const int64_t storageOrder = ctx.node.attrInt("storage_order", 0);
   if (storageOrder != 0 && storageOrder != 1) ctx.fail("storage_order must be 0 or 1");
   const int64_t planes = x.dim(0) * x.dim(1);
@@ -227,38 +233,16 @@ void maxPoolKernel(KernelContext& ctx) {
       }
     });
   };
-  switch (x.dataType()) {
-    case DataType::Float:
-      run(TypeTag<float>{});
-      break;
-    case DataType::Double:
-      run(TypeTag<double>{});
-      break;
-    case DataType::Float16:
-      run(TypeTag<Half>{});
-      break;
-    case DataType::BFloat16:
-      run(TypeTag<BFloat16>{});
-      break;
-    case DataType::Int8:
-      run(TypeTag<int8_t>{});
-      break;
-    case DataType::UInt8:
-      run(TypeTag<uint8_t>{});
-      break;
-    default:
-      ctx.fail(fmt::format("element type {} is not supported", dataTypeName(x.dataType())));
-  }
+  dispatchTypes(FloatTypes{} + TypeList<int8_t, uint8_t>{}, x.dataType(), run, [&] {
+    ctx.fail(fmt::format("element type {} is not supported", dataTypeName(x.dataType())));
+  });
   ctx.outputs[0] = std::move(y);
   if (wantIndices) ctx.outputs[1] = std::move(indices);
 }
 
 void averagePoolKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
-  WindowOptions options;
-  options.allowCeilMode = ctx.opset >= 10;
-  options.allowDilations = ctx.opset >= 19;
-  const WindowGeometry g = windowGeometry(ctx, x.shape(), options);
+  const WindowGeometry g = poolWindow(ctx, x.shape(), 19);
   const bool countPad = ctx.node.attrInt("count_include_pad", 0) != 0;
   const int64_t planes = x.dim(0) * x.dim(1);
   const int64_t inSize = g.inputSize(), outSize = g.outputSize();

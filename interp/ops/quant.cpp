@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "KernelSupport.h"
@@ -198,18 +199,9 @@ DataType quantizeOutputType(const KernelContext& ctx, const Array* zeroPoint) {
 // Calls fn(TypeTag<X>{}) with X the element type of QuantizeLinear's input x.
 template <class Fn>
 void dispatchQuantizeInput(const KernelContext& ctx, DataType type, Fn&& fn) {
-  switch (type) {
-    case DataType::Float:
-      return fn(TypeTag<float>{});
-    case DataType::Float16:
-      return fn(TypeTag<Half>{});
-    case DataType::BFloat16:
-      return fn(TypeTag<BFloat16>{});
-    case DataType::Int32:
-      return fn(TypeTag<int32_t>{});
-    default:
-      ctx.fail(fmt::format("x of type {} is not supported", dataTypeName(type)));
-  }
+  dispatchTypes(TypeList<float, Half, BFloat16, int32_t>{}, type, std::forward<Fn>(fn), [&] {
+    ctx.fail(fmt::format("x of type {} is not supported", dataTypeName(type)));
+  });
 }
 
 // y = float8(x / scale): the quotient in float, as ONNX Runtime computes it, then rounded once.
@@ -296,6 +288,21 @@ void quantizeLinearKernel(KernelContext& ctx) {
   ctx.outputs[0] = std::move(y);
 }
 
+// y[j] = value(j, p) for every element j, p its parameter index, rounded to y's float type.
+template <class Value>
+void writeDequantized(const KernelContext& ctx, const ParamLayout& l, Array& y, Value&& value) {
+  dispatchFloat(y.dataType(), [&](auto ytag) {
+    using Y = typename decltype(ytag)::type;
+    Y* yp = y.data<Y>();
+    forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
+      for (int64_t i = 0; i < l.inner; ++i) {
+        const size_t p = static_cast<size_t>(l.index(o, d, i));
+        yp[offset + i] = fromCompute<Y>(static_cast<ComputeT<Y>>(value(offset + i, p)));
+      }
+    });
+  });
+}
+
 // y = float(x) * scale in float, as ONNX Runtime; float8 values are exact in float.
 void dequantizeFloat8(const KernelContext& ctx, const Array& x, const ParamLayout& l,
                       const std::vector<float>& scale, const Float8Format& format, Array& y) {
@@ -305,17 +312,8 @@ void dequantizeFloat8(const KernelContext& ctx, const Array& x, const ParamLayou
         static_cast<float>(float8ToDouble(static_cast<uint8_t>(code), format));
   }
   const uint8_t* xp = x.data<uint8_t>();
-  dispatchFloat(y.dataType(), [&](auto ytag) {
-    using Y = typename decltype(ytag)::type;
-    Y* yp = y.data<Y>();
-    forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
-      for (int64_t i = 0; i < l.inner; ++i) {
-        const size_t p = static_cast<size_t>(l.index(o, d, i));
-        yp[offset + i] =
-            fromCompute<Y>(static_cast<ComputeT<Y>>(decoded[xp[offset + i]] * scale[p]));
-      }
-    });
-  });
+  writeDequantized(ctx, l, y,
+                   [&](int64_t j, size_t p) -> float { return decoded[xp[j]] * scale[p]; });
 }
 
 void dequantizeLinearKernel(KernelContext& ctx) {
@@ -357,17 +355,9 @@ void dequantizeLinearKernel(KernelContext& ctx) {
         return;
       }
     }
-    dispatchFloat(y.dataType(), [&](auto ytag) {
-      using Y = typename decltype(ytag)::type;
-      Y* yp = y.data<Y>();
-      forEachRow(ctx, l, [&](int64_t o, int64_t d, int64_t offset) {
-        for (int64_t i = 0; i < l.inner; ++i) {
-          const size_t p = static_cast<size_t>(l.index(o, d, i));
-          const auto shifted = static_cast<int32_t>(static_cast<int64_t>(xp[offset + i]) - zp[p]);
-          yp[offset + i] =
-              fromCompute<Y>(static_cast<ComputeT<Y>>(static_cast<float>(shifted) * scale[p]));
-        }
-      });
+    writeDequantized(ctx, l, y, [&](int64_t j, size_t p) -> float {
+      const auto shifted = static_cast<int32_t>(static_cast<int64_t>(xp[j]) - zp[p]);
+      return static_cast<float>(shifted) * scale[p];
     });
   });
   ctx.outputs[0] = std::move(y);
@@ -406,11 +396,13 @@ void dynamicQuantizeLinearKernel(KernelContext& ctx) {
 }  // namespace
 
 void registerQuantKernels(KernelRegistry& registry) {
-  registry.add("", "QuantizeLinear", 10, quantizeLinearKernel);
-  registry.add("", "DequantizeLinear", 10, dequantizeLinearKernel);
   registry.add("", "DynamicQuantizeLinear", 11, dynamicQuantizeLinearKernel);
-  registry.add("com.microsoft", "QuantizeLinear", 1, quantizeLinearKernel);
-  registry.add("com.microsoft", "DequantizeLinear", 1, dequantizeLinearKernel);
+  // com.microsoft's QuantizeLinear and DequantizeLinear (opset 1) are ONNX's from opset 10, run
+  // by the same kernels.
+  for (const auto& [domain, since] : {std::pair{"", 10}, std::pair{"com.microsoft", 1}}) {
+    registry.add(domain, "QuantizeLinear", since, quantizeLinearKernel);
+    registry.add(domain, "DequantizeLinear", since, dequantizeLinearKernel);
+  }
 }
 
 }  // namespace qopt::interp

@@ -38,30 +38,10 @@ struct ResizeOptions {
   float extrapolation = 0.0f;
 };
 
-Mode parseMode(const KernelContext& ctx, const std::string& s) {
-  if (s == "nearest") return Mode::Nearest;
-  if (s == "linear" || s == "bilinear") return Mode::Linear;
-  if (s == "cubic") return Mode::Cubic;
-  ctx.fail(fmt::format("unknown mode '{}'", s));
-}
-
-CoordinateMode parseCoordinateMode(const KernelContext& ctx, const std::string& s) {
-  if (s == "half_pixel") return CoordinateMode::HalfPixel;
-  if (s == "half_pixel_symmetric") return CoordinateMode::HalfPixelSymmetric;
-  if (s == "pytorch_half_pixel") return CoordinateMode::PytorchHalfPixel;
-  if (s == "align_corners") return CoordinateMode::AlignCorners;
-  if (s == "asymmetric") return CoordinateMode::Asymmetric;
-  if (s == "tf_half_pixel_for_nn") return CoordinateMode::TfHalfPixelForNn;
-  if (s == "tf_crop_and_resize") return CoordinateMode::TfCropAndResize;
-  ctx.fail(fmt::format("unknown coordinate_transformation_mode '{}'", s));
-}
-
-NearestMode parseNearestMode(const KernelContext& ctx, const std::string& s) {
-  if (s == "round_prefer_floor") return NearestMode::RoundPreferFloor;
-  if (s == "round_prefer_ceil") return NearestMode::RoundPreferCeil;
-  if (s == "floor") return NearestMode::Floor;
-  if (s == "ceil") return NearestMode::Ceil;
-  ctx.fail(fmt::format("unknown nearest_mode '{}'", s));
+Mode modeOf(const KernelContext& ctx) {
+  // Upsample-7 spells linear "bilinear".
+  if (ctx.node.attrString("mode") == "bilinear") return Mode::Linear;
+  return enumAttr<Mode>(ctx, "mode", "nearest", {"nearest", "linear", "cubic"});
 }
 
 // The input coordinate that output coordinate `x` maps to on one axis. `resizedLength` is the
@@ -347,7 +327,7 @@ void resizeKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
   const size_t rank = x.shape().size();
   ResizeOptions o;
-  o.mode = parseMode(ctx, ctx.node.attrString("mode", "nearest"));
+  o.mode = modeOf(ctx);
   std::vector<float> roi, scales;
   std::vector<int64_t> sizes;
   if (ctx.opset < 11) {
@@ -356,9 +336,12 @@ void resizeKernel(KernelContext& ctx) {
     o.nearest = NearestMode::Simple;
     scales = floatsOf(&ctx.in(1));
   } else {
-    o.coordinates = parseCoordinateMode(
-        ctx, ctx.node.attrString("coordinate_transformation_mode", "half_pixel"));
-    o.nearest = parseNearestMode(ctx, ctx.node.attrString("nearest_mode", "round_prefer_floor"));
+    o.coordinates = enumAttr<CoordinateMode>(
+        ctx, "coordinate_transformation_mode", "half_pixel",
+        {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+         "tf_half_pixel_for_nn", "tf_crop_and_resize"});
+    o.nearest = enumAttr<NearestMode>(ctx, "nearest_mode", "round_prefer_floor",
+                                      {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
     o.cubicA = ctx.node.attrFloat("cubic_coeff_a", -0.75f);
     o.excludeOutside = ctx.node.attrInt("exclude_outside", 0) != 0;
     o.extrapolation = ctx.node.attrFloat("extrapolation_value", 0.0f);
@@ -449,7 +432,7 @@ void resizeKernel(KernelContext& ctx) {
 void upsampleKernel(KernelContext& ctx) {
   const Array& x = ctx.in(0);
   ResizeOptions o;
-  o.mode = parseMode(ctx, ctx.node.attrString("mode", "nearest"));
+  o.mode = modeOf(ctx);
   o.coordinates = CoordinateMode::Asymmetric;
   o.nearest = NearestMode::Simple;
   const std::vector<float> scales =

@@ -228,10 +228,7 @@ void gatherElements(KernelContext& ctx) {
       offset += p * dataStrides[d];
     }
     copyElements(data, offset, out, i, 1);
-    for (int64_t d = rank; d-- > 0;) {
-      if (++pos[d] < indices.shape()[d]) break;
-      pos[d] = 0;
-    }
+    nextIndex(pos, indices.shape());
   }
   ctx.outputs[0] = std::move(out);
 }

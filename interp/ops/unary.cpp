@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "ArrayOps.h"
 #include "KernelSupport.h"
@@ -13,19 +14,37 @@ namespace qopt::interp {
 
 namespace {
 
-/// out = f(x) for floating point x (16-bit floats computed in float, rounded back).
-template <class F>
-void unaryFloat(KernelContext& ctx, F f) {
+/// out = f(x) for floating point x, or for any numeric x with `Numeric` (16-bit floats computed
+/// in float, rounded back).
+template <bool Numeric, class F>
+void unaryMap(KernelContext& ctx, F f) {
   const Array& x = ctx.in(0);
   Array out(x.dataType(), x.shape());
-  dispatchFloat(x.dataType(), [&]<class T>(TypeTag<T>) {
+  auto run = [&]<class T>(TypeTag<T>) {
     const T* in = x.data<T>();
     T* o = out.data<T>();
     parallelFor(ctx.pool, x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) o[i] = fromCompute<T>(f(toCompute(in[i])));
+      for (int64_t i = b; i < e; ++i) {
+        o[i] = fromCompute<T>(static_cast<ComputeT<T>>(f(toCompute(in[i]))));
+      }
     });
-  });
+  };
+  if constexpr (Numeric) {
+    dispatchNumeric(x.dataType(), run);
+  } else {
+    dispatchFloat(x.dataType(), run);
+  }
   ctx.outputs[0] = std::move(out);
+}
+
+template <class F>
+void unaryFloat(KernelContext& ctx, F f) {
+  unaryMap<false>(ctx, f);
+}
+
+template <class F>
+void unaryNumeric(KernelContext& ctx, F f) {
+  unaryMap<true>(ctx, f);
 }
 
 /// out = f(x) for floating point x, where float32 arrays go through `vectorF(in, out, n)` (exp
@@ -42,23 +61,6 @@ void unaryFloatVectorized(KernelContext& ctx, void (*vectorF)(const float*, floa
   float* o = out.data<float>();
   parallelFor(ctx.pool, x.numel(), kElementwiseGrain,
               [&](int64_t b, int64_t e) { vectorF(in + b, o + b, e - b); });
-  ctx.outputs[0] = std::move(out);
-}
-
-/// out = f(x) for numeric x; `allowUnsigned` false refuses unsigned integers.
-template <class F>
-void unaryNumeric(KernelContext& ctx, F f) {
-  const Array& x = ctx.in(0);
-  Array out(x.dataType(), x.shape());
-  dispatchNumeric(x.dataType(), [&]<class T>(TypeTag<T>) {
-    const T* in = x.data<T>();
-    T* o = out.data<T>();
-    parallelFor(ctx.pool, x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        o[i] = fromCompute<T>(static_cast<ComputeT<T>>(f(toCompute(in[i]))));
-      }
-    });
-  });
   ctx.outputs[0] = std::move(out);
 }
 
@@ -127,54 +129,42 @@ void registerUnaryKernels(KernelRegistry& r) {
     return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
   });
 
-  // Activations with attributes.
-  r.add("", "LeakyRelu", 6, [](KernelContext& ctx) {
-    double alpha = ctx.node.attrFloat("alpha", 0.01f);
-    unaryFloat(ctx, [alpha](auto x) {
-      using C = decltype(x);
-      return x >= 0 ? x : static_cast<C>(alpha) * x;
+  // Activations with float attributes, which f takes in x's compute type: f(x, alpha) and
+  // f(x, first, second).
+  auto addWithAlpha = [&r](const char* op, int since, float alphaDefault, auto f) {
+    r.add("", op, since, [=](KernelContext& ctx) {
+      const double alpha = ctx.node.attrFloat("alpha", alphaDefault);
+      unaryFloat(ctx, [=](auto x) { return f(x, static_cast<decltype(x)>(alpha)); });
     });
-  });
-  r.add("", "HardSigmoid", 6, [](KernelContext& ctx) {
-    double alpha = ctx.node.attrFloat("alpha", 0.2f);
-    double beta = ctx.node.attrFloat("beta", 0.5f);
-    unaryFloat(ctx, [alpha, beta](auto x) {
-      using C = decltype(x);
-      return std::max(C(0), std::min(C(1), static_cast<C>(alpha) * x + static_cast<C>(beta)));
+  };
+  using FloatAttr = std::pair<const char*, float>;  // name, default
+  auto addWithTwo = [&r](const char* op, int since, FloatAttr first, FloatAttr second, auto f) {
+    r.add("", op, since, [=](KernelContext& ctx) {
+      const double a = ctx.node.attrFloat(first.first, first.second);
+      const double b = ctx.node.attrFloat(second.first, second.second);
+      unaryFloat(ctx, [=](auto x) {
+        using C = decltype(x);
+        return f(x, static_cast<C>(a), static_cast<C>(b));
+      });
     });
+  };
+  addWithAlpha("LeakyRelu", 6, 0.01f, [](auto x, auto alpha) { return x >= 0 ? x : alpha * x; });
+  addWithTwo("HardSigmoid", 6, {"alpha", 0.2f}, {"beta", 0.5f}, [](auto x, auto alpha, auto beta) {
+    using C = decltype(x);
+    return std::max(C(0), std::min(C(1), alpha * x + beta));
   });
-  r.add("", "Elu", 6, [](KernelContext& ctx) {
-    double alpha = ctx.node.attrFloat("alpha", 1.0f);
-    unaryFloat(ctx, [alpha](auto x) {
-      using C = decltype(x);
-      return x >= 0 ? x : static_cast<C>(alpha) * (std::exp(x) - C(1));
-    });
+  addWithAlpha("Elu", 6, 1.0f, [](auto x, auto alpha) {
+    return x >= 0 ? x : alpha * (std::exp(x) - decltype(x)(1));
   });
-  r.add("", "Selu", 6, [](KernelContext& ctx) {
-    double alpha = ctx.node.attrFloat("alpha", 1.67326319217681884765625f);
-    double gamma = ctx.node.attrFloat("gamma", 1.05070102214813232421875f);
-    unaryFloat(ctx, [alpha, gamma](auto x) {
-      using C = decltype(x);
-      C a = static_cast<C>(alpha);
-      C g = static_cast<C>(gamma);
-      return x > 0 ? g * x : g * (a * std::exp(x) - a);
-    });
+  addWithTwo("Selu", 6, {"alpha", 1.67326319217681884765625f},
+             {"gamma", 1.05070102214813232421875f},
+             [](auto x, auto a, auto g) { return x > 0 ? g * x : g * (a * std::exp(x) - a); });
+  addWithAlpha("Celu", 12, 1.0f, [](auto x, auto a) {
+    using C = decltype(x);
+    return std::max(C(0), x) + std::min(C(0), a * (std::exp(x / a) - C(1)));
   });
-  r.add("", "Celu", 12, [](KernelContext& ctx) {
-    double alpha = ctx.node.attrFloat("alpha", 1.0f);
-    unaryFloat(ctx, [alpha](auto x) {
-      using C = decltype(x);
-      C a = static_cast<C>(alpha);
-      return std::max(C(0), x) + std::min(C(0), a * (std::exp(x / a) - C(1)));
-    });
-  });
-  r.add("", "ThresholdedRelu", 10, [](KernelContext& ctx) {
-    double alpha = ctx.node.attrFloat("alpha", 1.0f);
-    unaryFloat(ctx, [alpha](auto x) {
-      using C = decltype(x);
-      return x > static_cast<C>(alpha) ? x : C(0);
-    });
-  });
+  addWithAlpha("ThresholdedRelu", 10, 1.0f,
+               [](auto x, auto alpha) { return x > alpha ? x : decltype(x)(0); });
   r.add("", "Shrink", 9, [](KernelContext& ctx) {
     double bias = ctx.node.attrFloat("bias", 0.0f);
     double lambd = ctx.node.attrFloat("lambd", 0.5f);

@@ -241,7 +241,4 @@ class BiasCorrectPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "bias-correct", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::BiasCorrectPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("bias-correct", QOPT_VERSION_STRING, qopt::BiasCorrectPass)

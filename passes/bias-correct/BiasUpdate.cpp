@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "qopt/constants/ConstantValue.h"
+#include "qopt/quant/GraphValues.h"
 
 namespace qopt::biascorrect {
 namespace {
@@ -26,14 +26,6 @@ bool perChannel(const Tensor& tensor, int64_t channels) {
     if (tensor.dims()[d] != 1) return false;
   }
   return tensor.dims().back() == channels;
-}
-
-Value* addInitializer(Graph& graph, const std::string& base, Tensor tensor) {
-  tensor.setName(graph.model().uniqueValueName(base));
-  auto shared = std::make_shared<Tensor>(std::move(tensor));
-  Value* value = graph.addInitializer(shared);
-  value->setType(ValueType::tensor(shared->dataType(), shared->dims()));
-  return value;
 }
 
 /// -shift * factor per channel, as a [channels] tensor of `type`.
@@ -86,8 +78,8 @@ BiasOutcome correctInput(Node& node, size_t slot, const std::vector<double>& shi
   Value* bias = node.input(slot);
   const auto channels = static_cast<int64_t>(shift.size());
   if (bias == nullptr || bias->isAbsent()) {
-    Value* added = addInitializer(*node.graph(), node.output(0)->name() + "_bias",
-                                  newBias(shift, factor, floatTypeOf(node.output(0))));
+    Value* added = quant::addNamedInitializer(*node.graph(), node.output(0)->name() + "_bias",
+                                              newBias(shift, factor, floatTypeOf(node.output(0))));
     while (node.numInputs() < slot) node.addInput(nullptr);
     if (node.numInputs() == slot) {
       node.addInput(added);
@@ -134,7 +126,8 @@ BiasOutcome correctMatMul(Node& node, const std::vector<double>& shift, std::str
     }
   }
   Graph& graph = *node.graph();
-  Value* bias = addInitializer(graph, out->name() + "_bias", newBias(shift, 1.0, floatTypeOf(out)));
+  Value* bias = quant::addNamedInitializer(graph, out->name() + "_bias",
+                                           newBias(shift, 1.0, floatTypeOf(out)));
   Node* add = graph.createEmptyNode("Add", {}, node.next());
   add->setName(graph.model().uniqueNodeName(out->name() + "_bias_Add"));
   add->addInput(out);

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/Comparison.h"
-#include "qopt/analysis/ParallelSamples.h"
+#include "qopt/analysis/ObservedSamples.h"
 #include "qopt/analysis/QuantizedLayers.h"
 #include "qopt/constants/ConstantValue.h"
 #include "qopt/interp/Interpreter.h"
@@ -253,17 +253,8 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
                                                std::span<const analysis::Sample> samples) {
   Probe probe = buildProbe(model, layers, mode);
   const Graph& graph = probe.model->graph();
-  std::vector<ShiftSums> perSample(samples.size());
-  analysis::forEachSample<interp::Interpreter>(
-      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
-      [&](interp::Interpreter& interpreter, size_t i) {
-        ShiftObserver observer(probe, layers);
-        analysis::runningSample(
-            samples[i],
-            [&] { return interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer); },
-            "bias-correct, sample");
-        perSample[i] = std::move(observer.sums);
-      });
+  std::vector<ShiftSums> perSample = analysis::observeEachSample(
+      graph, samples, [&] { return ShiftObserver(probe, layers); }, "bias-correct, sample");
   std::vector<ChannelShift> shifts;
   for (size_t k = 0; k < layers.size(); ++k) {
     ChannelShift shift;

@@ -130,7 +130,4 @@ class CanonicalizePass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "canonicalize", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::CanonicalizePass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("canonicalize", QOPT_VERSION_STRING, qopt::CanonicalizePass)

@@ -182,7 +182,4 @@ class CheckTrtPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "check-trt", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::CheckTrtPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("check-trt", QOPT_VERSION_STRING, qopt::CheckTrtPass)

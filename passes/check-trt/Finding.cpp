@@ -6,19 +6,14 @@
 
 #include "qopt/analysis/Precision.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/pass/EnumNames.h"
 
 namespace qopt::checktrt {
 
 std::string_view severityName(Severity severity) {
-  switch (severity) {
-    case Severity::Error:
-      return "error";
-    case Severity::Warning:
-      return "warning";
-    case Severity::Note:
-      return "note";
-  }
-  return "note";
+  constexpr EnumName<Severity> kNames[] = {
+      {Severity::Error, "error"}, {Severity::Warning, "warning"}, {Severity::Note, "note"}};
+  return enumName(kNames, severity, "note");
 }
 
 Finding makeFinding(Severity severity, std::string id, const Node& node, std::string cause,

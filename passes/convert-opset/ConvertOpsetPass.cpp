@@ -38,7 +38,4 @@ class ConvertOpsetPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "convert-opset", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::ConvertOpsetPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("convert-opset", QOPT_VERSION_STRING, qopt::ConvertOpsetPass)

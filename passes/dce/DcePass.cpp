@@ -74,7 +74,4 @@ class DcePass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "dce", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::DcePass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("dce", QOPT_VERSION_STRING, qopt::DcePass)

@@ -72,7 +72,4 @@ class DedupeInitializersPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "dedupe-initializers", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::DedupeInitializersPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("dedupe-initializers", QOPT_VERSION_STRING, qopt::DedupeInitializersPass)

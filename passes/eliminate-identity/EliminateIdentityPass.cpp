@@ -106,7 +106,4 @@ class EliminateIdentityPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "eliminate-identity", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::EliminateIdentityPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("eliminate-identity", QOPT_VERSION_STRING, qopt::EliminateIdentityPass)

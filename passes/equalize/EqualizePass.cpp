@@ -271,7 +271,4 @@ class EqualizePass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "equalize", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::EqualizePass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("equalize", QOPT_VERSION_STRING, qopt::EqualizePass)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <memory>
 #include <utility>
 
@@ -12,18 +14,12 @@
 namespace qopt::foldbn {
 namespace {
 
-std::string_view counterSuffix(LinearKind kind) {
-  switch (kind) {
-    case LinearKind::Conv:
-      return "conv";
-    case LinearKind::ConvTranspose:
-      return "convtranspose";
-    case LinearKind::Gemm:
-      return "gemm";
-    case LinearKind::MatMul:
-      return "matmul";
-  }
-  return "";
+// "bn-folded-into-conv": the counter names the linear op (one of layerKindOf's) in lower case.
+std::string foldCounter(const Node& linear) {
+  std::string op = linear.opType();
+  std::transform(op.begin(), op.end(), op.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return "bn-folded-into-" + op;
 }
 
 std::optional<size_t> rankOf(const Value* value) {
@@ -46,7 +42,7 @@ struct NewBias {
   std::string name;
 };
 
-std::optional<NewBias> foldedBias(const Node& linear, LinearKind kind, const Value* biasValue,
+std::optional<NewBias> foldedBias(const Node& linear, LayerKind kind, const Value* biasValue,
                                   const BatchNormFactors& factors, DataType outputType,
                                   const std::string& weightName, Refusal& refusal) {
   auto refuse = [&](std::string counter, std::string message) -> std::optional<NewBias> {
@@ -60,7 +56,7 @@ std::optional<NewBias> foldedBias(const Node& linear, LinearKind kind, const Val
     if (!bias) {
       return refuse("missed-non-constant-bias",
                     fmt::format("the {} '{}' of {} is not a constant",
-                                kind == LinearKind::Gemm ? "C input" : "bias", biasValue->name(),
+                                kind == LayerKind::Gemm ? "C input" : "bias", biasValue->name(),
                                 linear.describe()));
     }
     if (!isFloatingPoint(bias->dataType())) {
@@ -73,7 +69,7 @@ std::optional<NewBias> foldedBias(const Node& linear, LinearKind kind, const Val
   std::string name = biasValue ? biasValue->name() : biasNameFor(weightName);
   std::vector<double> old = bias ? bias->toDoubles() : std::vector<double>{};
 
-  if (kind != LinearKind::Gemm) {
+  if (kind != LayerKind::Gemm) {
     if (bias && old.size() != static_cast<size_t>(channels)) {
       return refuse("missed-malformed", fmt::format("the bias '{}' has {} values for {} channels",
                                                     biasValue->name(), old.size(), channels));
@@ -201,7 +197,7 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
     return refuse("missed-no-producer",
                   fmt::format("its input '{}' is not computed by a node", x->name()));
   }
-  std::optional<LinearKind> kind = linearKindOf(*linear);
+  std::optional<LayerKind> kind = layerKindOf(*linear);
   if (!kind) {
     return refuse("missed-no-producer",
                   fmt::format("its input comes from {}, not from Conv, ConvTranspose, Gemm or "
@@ -250,7 +246,7 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
                   fmt::format("it has {} channels but {} has {} output channels", factors.channels,
                               linear->describe(), layout->outputChannels()));
   }
-  if (*kind == LinearKind::MatMul) {
+  if (*kind == LayerKind::MatMul) {
     std::optional<size_t> rank = rankOf(x);
     if (!rank) rank = rankOf(bn.output(0));
     if (!rank) rank = rankOf(linear->input(0));
@@ -280,7 +276,7 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
 
   // Everything is computed: from here on the model changes.
   FoldOutcome outcome;
-  outcome.counter = fmt::format("bn-folded-into-{}", counterSuffix(*kind));
+  outcome.counter = foldCounter(*linear);
   outcome.quantized = source->quantized();
   outcome.snapped = rescaled->snapped;
   std::string linearName = linear->describe();
@@ -292,7 +288,7 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
 
   Graph& graph = *bn.graph();
   Value* result = x;
-  if (*kind == LinearKind::MatMul) {
+  if (*kind == LayerKind::MatMul) {
     bias->tensor.setName(graph.model().uniqueValueName(bias->name));
     Value* biasValue = graph.addInitializer(std::make_shared<Tensor>(std::move(bias->tensor)));
     Node* add = graph.createNode("Add", {x, biasValue}, 1, &bn);
@@ -301,7 +297,7 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
     result = add->output(0);
   } else {
     fold::installConstant({{linear, 2}}, std::move(bias->tensor), bias->name);
-    if (*kind == LinearKind::Gemm) {
+    if (*kind == LayerKind::Gemm) {
       if (linear->attrFloat("beta", 1.0f) != 1.0f)
         linear->setAttr(Attribute::makeFloat("beta", 1.0f));
       if (opset < 7) linear->setAttr(Attribute::makeInt("broadcast", 1));
@@ -315,7 +311,7 @@ std::optional<FoldOutcome> foldIntoProducer(Node& bn, const BatchNormFactors& fa
     how = rescaled->newAxis ? "; its weight scales became per channel, integers kept"
                             : "; its weight scales were rescaled, integers kept";
   }
-  if (*kind == LinearKind::MatMul) how += "; a bias Add was added";
+  if (*kind == LayerKind::MatMul) how += "; a bias Add was added";
   if (outcome.cloned) how += "; the shared weight was copied";
   outcome.message = fmt::format("folded into {}{}", linearName, how);
   return outcome;

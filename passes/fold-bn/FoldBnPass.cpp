@@ -80,7 +80,4 @@ class FoldBnPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "fold-bn", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::FoldBnPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("fold-bn", QOPT_VERSION_STRING, qopt::FoldBnPass)

@@ -4,16 +4,7 @@
 
 namespace qopt::foldbn {
 
-std::optional<LinearKind> linearKindOf(const Node& node) {
-  if (!node.domain().empty()) return std::nullopt;
-  if (node.opType() == "Conv") return LinearKind::Conv;
-  if (node.opType() == "ConvTranspose") return LinearKind::ConvTranspose;
-  if (node.opType() == "Gemm") return LinearKind::Gemm;
-  if (node.opType() == "MatMul") return LinearKind::MatMul;
-  return std::nullopt;
-}
-
-std::optional<WeightLayout> WeightLayout::of(const Node& linear, LinearKind kind,
+std::optional<WeightLayout> WeightLayout::of(const Node& linear, LayerKind kind,
                                              const std::vector<int64_t>& dims, Refusal& refusal) {
   auto refuse = [&](std::string message) -> std::optional<WeightLayout> {
     refusal = {"missed-malformed", std::move(message)};
@@ -24,19 +15,19 @@ std::optional<WeightLayout> WeightLayout::of(const Node& linear, LinearKind kind
   }
   WeightLayout layout;
   switch (kind) {
-    case LinearKind::Conv:
-    case LinearKind::ConvTranspose: {
+    case LayerKind::Conv:
+    case LayerKind::ConvTranspose: {
       if (dims.size() < 3) return refuse(fmt::format("its weight has rank {}", dims.size()));
       int64_t groups = linear.attrInt("group", 1);
       if (groups < 1) return refuse(fmt::format("group={} is not positive", groups));
-      layout.axis_ = kind == LinearKind::Conv ? 0 : 1;
+      layout.axis_ = kind == LayerKind::Conv ? 0 : 1;
       break;
     }
-    case LinearKind::Gemm:
+    case LayerKind::Gemm:
       if (dims.size() != 2) return refuse(fmt::format("its B input has rank {}", dims.size()));
       layout.axis_ = linear.attrInt("transB", 0) != 0 ? 0 : 1;
       break;
-    case LinearKind::MatMul:
+    case LayerKind::MatMul:
       if (dims.size() != 2) {
         return refuse(fmt::format("its weight has rank {}, not 2", dims.size()));
       }
@@ -49,7 +40,7 @@ std::optional<WeightLayout> WeightLayout::of(const Node& linear, LinearKind kind
     layout.stride_ *= static_cast<uint64_t>(dims[i]);
   }
   layout.outputChannels_ = layout.axisSize_;
-  if (kind == LinearKind::ConvTranspose) {
+  if (kind == LayerKind::ConvTranspose) {
     int64_t groups = linear.attrInt("group", 1);
     if (dims[0] % groups != 0) {
       return refuse(fmt::format("its weight's {} input channels do not split into {} groups",

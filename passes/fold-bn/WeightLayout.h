@@ -14,18 +14,19 @@
 
 #include "Refusal.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/rescale/LinearLayer.h"
 
 namespace qopt::foldbn {
 
-enum class LinearKind { Conv, ConvTranspose, Gemm, MatMul };
-
-/// The kind of `node`, or nullopt when BatchNormalization cannot fold into it.
-std::optional<LinearKind> linearKindOf(const Node& node);
+// BatchNormalization folds into the linear ops the rescaling library reads (layerKindOf's
+// nullopt: it cannot fold into the node).
+using equalize::LayerKind;
+using equalize::layerKindOf;
 
 class WeightLayout {
  public:
   /// Checks `dims` against the op (rank, group divisibility) and computes the layout.
-  static std::optional<WeightLayout> of(const Node& linear, LinearKind kind,
+  static std::optional<WeightLayout> of(const Node& linear, LayerKind kind,
                                         const std::vector<int64_t>& dims, Refusal& refusal);
 
   int64_t outputChannels() const { return outputChannels_; }

@@ -303,7 +303,4 @@ class FoldConstantsPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "fold-constants", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::FoldConstantsPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("fold-constants", QOPT_VERSION_STRING, qopt::FoldConstantsPass)

@@ -471,7 +471,4 @@ class InsertQdqPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "insert-qdq", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::InsertQdqPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("insert-qdq", QOPT_VERSION_STRING, qopt::InsertQdqPass)

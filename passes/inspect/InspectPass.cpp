@@ -58,7 +58,4 @@ class InspectPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "inspect", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::InspectPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("inspect", QOPT_VERSION_STRING, qopt::InspectPass)

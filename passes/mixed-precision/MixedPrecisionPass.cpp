@@ -334,7 +334,4 @@ class MixedPrecisionPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "mixed-precision", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::MixedPrecisionPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("mixed-precision", QOPT_VERSION_STRING, qopt::MixedPrecisionPass)

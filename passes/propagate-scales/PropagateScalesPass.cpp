@@ -294,21 +294,20 @@ class PropagateScalesPass : public Pass {
     if (isConcat ? !*unify_concat_ : !*unify_pairs_) return false;
     std::vector<QuantGroup> groups;
     std::string why;
-    for (Node* dq : dequantizedInputs(op)) {
-      std::optional<QuantGroup> g = qdq::groupOfDequantize(*dq, &why);
+    // Keeps a readable group; else records why `op` stays in float.
+    auto take = [&](std::optional<QuantGroup> g) {
       if (!g) {
         refusals_[&op] = "kept in float: its quantizations differ and cannot be unified: " + why;
         return false;
       }
       groups.push_back(*g);
+      return true;
+    };
+    for (Node* dq : dequantizedInputs(op)) {
+      if (!take(qdq::groupOfDequantize(*dq, &why))) return false;
     }
     for (Node* q : quantizedOutputs(op)) {
-      std::optional<QuantGroup> g = qdq::groupOfQuantize(*q, &why);
-      if (!g) {
-        refusals_[&op] = "kept in float: its quantizations differ and cannot be unified: " + why;
-        return false;
-      }
-      groups.push_back(*g);
+      if (!take(qdq::groupOfQuantize(*q, &why))) return false;
     }
     return unify(op, groups, result);
   }
@@ -473,7 +472,4 @@ class PropagateScalesPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "propagate-scales", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::PropagateScalesPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("propagate-scales", QOPT_VERSION_STRING, qopt::PropagateScalesPass)

@@ -26,15 +26,13 @@ class RowCollector : public interp::CaptureObserver {
       if (keep == Keep::Rows) {
         out_.rows[values[i]].k = widths[i];
       } else {
-        GramStats& g = out_.grams[values[i]];
-        g.k = widths[i];
-        g.gram.assign(static_cast<size_t>(widths[i] * widths[i]), 0.0);
+        out_.grams.emplace(values[i], dense::GramSum(widths[i]));
       }
     }
   }
 
   void finish() {
-    for (auto& [value, g] : out_.grams) dense::symmetrize(g.gram, g.k);
+    for (auto& [value, g] : out_.grams) g.finish();
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
   void captured(const Value& value, const interp::Array& array) override { add(&value, array); }
@@ -48,10 +46,7 @@ class RowCollector : public interp::CaptureObserver {
     }
     if (keep_ == Keep::Gram) {
       const std::vector<double> x = analysis::toDoubles(array);
-      GramStats& g = out_.grams.at(value);
-      const auto count = static_cast<int64_t>(x.size()) / k;
-      dense::addGramUpper(x.data(), count, k, g.gram);
-      g.rows += count;
+      out_.grams.at(value).add(x.data(), static_cast<int64_t>(x.size()) / k);
       return;
     }
     ActivationRows& rows = out_.rows.at(value);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "Awq.h"
+#include "qopt/dense/DenseMath.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/Pass.h"
 #include "qopt/pass/PassContext.h"
@@ -20,18 +21,11 @@ namespace qopt::wq {
 inline constexpr size_t kMaxActivationRows = 4096;
 inline constexpr size_t kRandomAwqSamples = 16;
 
-/// X^T X over every row of one tensor (K x K, row-major), and how many rows.
-struct GramStats {
-  int64_t k = 0;
-  int64_t rows = 0;
-  std::vector<double> gram;
-};
-
 enum class Keep { Rows, Gram };
 
 struct CapturedActivations {
   std::map<const Value*, ActivationRows> rows;  // Keep::Rows
-  std::map<const Value*, GramStats> grams;      // Keep::Gram
+  std::map<const Value*, dense::GramSum> grams;  // Keep::Gram: X^T X of all rows
   std::string origin;                           // "calib:<path>" or "random"
   size_t samples = 0;
 };

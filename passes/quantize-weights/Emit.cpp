@@ -1,20 +1,14 @@
 #include "Emit.h"
 
-#include <memory>
 #include <utility>
 
 #include "qopt/constants/ConstantValue.h"
+#include "qopt/quant/GraphValues.h"
 
 namespace qopt::wq {
 namespace {
 
-Value* addInitializer(Graph& graph, const std::string& baseName, Tensor tensor) {
-  tensor.setName(graph.model().uniqueValueName(baseName));
-  auto shared = std::make_shared<Tensor>(std::move(tensor));
-  Value* value = graph.addInitializer(shared);
-  value->setType(ValueType::tensor(shared->dataType(), shared->dims()));
-  return value;
-}
+using quant::addNamedInitializer;
 
 int64_t bytesOf(DataType type) {
   return type == DataType::Float ? 4 : 2;
@@ -36,15 +30,15 @@ int64_t emitQdq(const WeightSite& site, const BlockQuantized& q) {
   const int64_t axis = site.transposed ? 1 : 0;
   std::vector<int64_t> paramDims = site.transposed ? std::vector<int64_t>{q.cols, q.blocks}
                                                    : std::vector<int64_t>{q.blocks, q.cols};
-  Value* codes =
-      addInitializer(graph, base + "_int4",
-                     Tensor::fromInt64s(codeType, site.storedDims, qdqCodes(q, site.transposed)));
-  Value* scales =
-      addInitializer(graph, base + "_scale",
-                     Tensor::fromDoubles(site.floatType, paramDims, qdqScales(q, site.transposed)));
-  Value* zeros =
-      addInitializer(graph, base + "_zero_point",
-                     Tensor::fromInt64s(codeType, paramDims, qdqZeroPoints(q, site.transposed)));
+  Value* codes = addNamedInitializer(
+      graph, base + "_int4",
+      Tensor::fromInt64s(codeType, site.storedDims, qdqCodes(q, site.transposed)));
+  Value* scales = addNamedInitializer(
+      graph, base + "_scale",
+      Tensor::fromDoubles(site.floatType, paramDims, qdqScales(q, site.transposed)));
+  Value* zeros = addNamedInitializer(
+      graph, base + "_zero_point",
+      Tensor::fromInt64s(codeType, paramDims, qdqZeroPoints(q, site.transposed)));
   Node* dq = graph.createEmptyNode("DequantizeLinear", {}, site.node);
   dq->setName(model.uniqueNodeName(base + "_DequantizeLinear"));
   dq->addInput(codes);
@@ -78,23 +72,23 @@ int64_t emitOrt(const WeightSite& site, const BlockQuantized& q,
   std::vector<Value*> inputs;
   Value* activation = old->input(0);  // AWQ may have put a Mul before it
   inputs.push_back(activation);
-  inputs.push_back(addInitializer(
+  inputs.push_back(addNamedInitializer(
       graph, base + "_nbits",
       Tensor::fromPod<uint8_t>(DataType::UInt8, {q.cols, q.blocks, blob}, packed.b)));
   inputs.push_back(
-      addInitializer(graph, base + "_scale",
-                     Tensor::fromDoubles(site.floatType, {q.cols * q.blocks}, packed.scales)));
-  inputs.push_back(
-      packed.zeroPoints.empty()
-          ? nullptr
-          : addInitializer(graph, base + "_zero_point",
-                           Tensor::fromPod<uint8_t>(
-                               DataType::UInt8, {static_cast<int64_t>(packed.zeroPoints.size())},
-                               packed.zeroPoints)));
+      addNamedInitializer(graph, base + "_scale",
+                          Tensor::fromDoubles(site.floatType, {q.cols * q.blocks}, packed.scales)));
+  inputs.push_back(packed.zeroPoints.empty()
+                       ? nullptr
+                       : addNamedInitializer(
+                             graph, base + "_zero_point",
+                             Tensor::fromPod<uint8_t>(
+                                 DataType::UInt8, {static_cast<int64_t>(packed.zeroPoints.size())},
+                                 packed.zeroPoints)));
   if (bias) {
     inputs.push_back(nullptr);  // g_idx
-    inputs.push_back(addInitializer(graph, base + "_bias",
-                                    Tensor::fromDoubles(site.floatType, {q.cols}, *bias)));
+    inputs.push_back(addNamedInitializer(graph, base + "_bias",
+                                         Tensor::fromDoubles(site.floatType, {q.cols}, *bias)));
   }
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
 

@@ -351,7 +351,4 @@ class QuantizeWeightsPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "quantize-weights", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::QuantizeWeightsPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("quantize-weights", QOPT_VERSION_STRING, qopt::QuantizeWeightsPass)

@@ -286,7 +286,4 @@ class Relu6AsymPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "relu6-asym", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::Relu6AsymPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("relu6-asym", QOPT_VERSION_STRING, qopt::Relu6AsymPass)

@@ -108,7 +108,4 @@ class SensitivityPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "sensitivity", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::SensitivityPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("sensitivity", QOPT_VERSION_STRING, qopt::SensitivityPass)

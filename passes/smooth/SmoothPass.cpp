@@ -216,7 +216,4 @@ class SmoothPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "smooth", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::SmoothPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("smooth", QOPT_VERSION_STRING, qopt::SmoothPass)

@@ -237,7 +237,4 @@ class StaticQuantPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "static-quant", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::StaticQuantPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("static-quant", QOPT_VERSION_STRING, qopt::StaticQuantPass)

@@ -8,35 +8,12 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/FloatCapture.h"
 #include "qopt/constants/ConstantValue.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::stripqdq {
-namespace {
-
-class RangeObserver : public interp::CaptureObserver {
- public:
-  RangeObserver(std::unordered_set<const Value*> wanted, ObservedRanges& ranges)
-      : wanted_(std::move(wanted)), ranges_(ranges) {}
-  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
-  void captured(const Value& value, const interp::Array& array) override {
-    if (!isFloatingPoint(array.dataType())) return;
-    Bounds& b = ranges_.try_emplace(&value, Bounds{INFINITY, -INFINITY}).first->second;
-    for (float v : array.toFloatVector()) {
-      if (std::isnan(v)) continue;
-      b.lo = std::min(b.lo, static_cast<double>(v));
-      b.hi = std::max(b.hi, static_cast<double>(v));
-    }
-  }
-
- private:
-  std::unordered_set<const Value*> wanted_;
-  ObservedRanges& ranges_;
-};
-
-}  // namespace
-
 ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, size_t limit,
                                       PassResult& result) {
   ObservedRanges ranges;
@@ -53,7 +30,15 @@ ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, 
     std::vector<analysis::Sample> samples =
         analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit, 0, origin);
     interp::Interpreter interpreter(model.graph());
-    RangeObserver observer(std::move(wanted), ranges);
+    analysis::FloatCapture observer(
+        std::move(wanted), [&](const Value& value, const interp::Array& array) {
+          Bounds& b = ranges.try_emplace(&value, Bounds{INFINITY, -INFINITY}).first->second;
+          for (float v : array.toFloatVector()) {
+            if (std::isnan(v)) continue;
+            b.lo = std::min(b.lo, static_cast<double>(v));
+            b.hi = std::max(b.hi, static_cast<double>(v));
+          }
+        });
     for (analysis::Sample& sample : samples) {
       analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });
     }

@@ -167,7 +167,4 @@ class StripQdqPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "strip-qdq", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::StripQdqPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("strip-qdq", QOPT_VERSION_STRING, qopt::StripQdqPass)

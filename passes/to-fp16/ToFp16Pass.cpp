@@ -114,7 +114,4 @@ class ToFp16Pass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "to-fp16", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::ToFp16Pass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("to-fp16", QOPT_VERSION_STRING, qopt::ToFp16Pass)

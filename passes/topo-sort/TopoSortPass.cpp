@@ -36,7 +36,4 @@ class TopoSortPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "topo-sort", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::TopoSortPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("topo-sort", QOPT_VERSION_STRING, qopt::TopoSortPass)

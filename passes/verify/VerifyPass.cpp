@@ -357,7 +357,4 @@ class VerifyPass : public Pass {
 }  // namespace
 }  // namespace qopt
 
-QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {
-  return {QOPT_PLUGIN_API_VERSION, "verify", QOPT_VERSION_STRING,
-          [](qopt::PassRegistry& registry) { registry.add<qopt::VerifyPass>(); }};
-}
+QOPT_SINGLE_PASS_PLUGIN("verify", QOPT_VERSION_STRING, qopt::VerifyPass)

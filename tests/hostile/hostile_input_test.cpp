@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "ErrorTestUtil.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/interp/Npy.h"
 #include "qopt/ir/Error.h"
@@ -25,14 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string errorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::errorOf;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

@@ -7,7 +7,6 @@ console on stderr, --screenshot for the pixels), and checks: the layer-error cha
 histogram overlay are non-empty SVG, the console stays silent, and the screenshot shows the
 chart's colours. Exit status 0 when every check passes; each failure is printed."""
 
-import argparse
 import os
 import re
 import shutil
@@ -15,6 +14,10 @@ import struct
 import subprocess
 import sys
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "support"))
+from onnx_check_common import fresh_dir, tool_parser  # noqa: E402
 
 FLAG_RGB = (0xD6, 0x27, 0x28)       # flagged layers and the first-divergence marker
 REFERENCE_RGB = (0x1F, 0x77, 0xB4)  # the SQNR line
@@ -84,15 +87,9 @@ def close(a, b, tolerance=40):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--qopt", required=True)
-    parser.add_argument("--plugins", required=True)
-    parser.add_argument("--chromium", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--work", required=True)
-    args = parser.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
+    args = tool_parser(__doc__, "--qopt", "--plugins", "--chromium", "--model",
+                       "--work").parse_args()
+    fresh_dir(args.work)
     failures = []
 
     report = os.path.join(args.work, "report.html")

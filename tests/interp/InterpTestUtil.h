@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "qopt/interp/Interpreter.h"
+#include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::interp::testing {
@@ -95,6 +96,23 @@ inline Array halves(Shape shape, const std::vector<float>& values) {
   Array a(DataType::Float16, std::move(shape));
   for (size_t i = 0; i < values.size(); ++i) a.data<uint16_t>()[i] = floatToHalfBits(values[i]);
   return a;
+}
+
+/// 0, 1, 2, ... in a float array of `shape`.
+inline Array iota(Shape shape) {
+  Array a(DataType::Float, shape);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>(i);
+  return a;
+}
+
+/// The message of the qopt::Error `fn` throws, or "no error".
+inline std::string errorMessage(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 inline std::vector<double> doubles(const Array& a) {

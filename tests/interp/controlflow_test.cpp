@@ -18,6 +18,25 @@ Graph* attachGraph(Node* node, const char* name) {
   return g;
 }
 
+// A Loop node over `inputs` (M, cond, one carried value) and its body's inputs: the iteration
+// number, the condition and the carried value, of `stateType`.
+struct LoopParts {
+  Node* loop;
+  Graph* body;
+  Value* condIn;
+  Value* state;
+};
+
+LoopParts loopNode(GraphBuilder& b, std::vector<Value*> inputs, size_t outputs,
+                   DataType stateType) {
+  Node* loop = b.node("Loop", std::move(inputs), outputs);
+  Graph* body = attachGraph(loop, "body");
+  body->addInput("i", ValueType::tensor(DataType::Int64, {}));
+  Value* condIn = body->addInput("c", ValueType::tensor(DataType::Bool, {}));
+  Value* state = body->addInput("v", ValueType::tensor(stateType));
+  return {loop, body, condIn, state};
+}
+
 TEST(ControlFlow, IfRunsTheChosenBranchWithOuterValues) {
   GraphBuilder b(13);
   Value* cond = b.input("cond");
@@ -59,11 +78,7 @@ TEST(ControlFlow, LoopCarriesStateAndStacksScanOutputs) {
   Value* trips = b.input("M");
   Value* cond = b.input("cond");
   Value* init = b.input("v0");
-  Node* loop = b.node("Loop", {trips, cond, init}, 2);
-  Graph* body = attachGraph(loop, "body");
-  body->addInput("i", ValueType::tensor(DataType::Int64, {}));
-  Value* condIn = body->addInput("c", ValueType::tensor(DataType::Bool, {}));
-  Value* v = body->addInput("v", ValueType::tensor(DataType::Float));
+  auto [loop, body, condIn, v] = loopNode(b, {trips, cond, init}, 2, DataType::Float);
   Value* next = b.node("Add", {v, x}, 1, body)->output(0);
   body->addOutput(b.node("Identity", {condIn}, 1, body)->output(0));
   body->addOutput(next);
@@ -92,11 +107,7 @@ TEST(ControlFlow, LoopStopsWhenTheBodyConditionTurnsFalse) {
   Value* cond = b.input("cond");
   Value* init = b.input("v0");
   Value* limit = b.input("limit");
-  Node* loop = b.node("Loop", {nullptr, cond, init}, 1);
-  Graph* body = attachGraph(loop, "body");
-  body->addInput("i", ValueType::tensor(DataType::Int64, {}));
-  body->addInput("c", ValueType::tensor(DataType::Bool, {}));
-  Value* v = body->addInput("v", ValueType::tensor(DataType::Int64));
+  auto [loop, body, condIn, v] = loopNode(b, {nullptr, cond, init}, 1, DataType::Int64);
   Value* one = b.node("Constant", {}, 1, body)->output(0);
   one->producer()->setAttr(Attribute::makeInt("value_int", 1));
   Value* next = b.node("Add", {v, one}, 1, body)->output(0);

@@ -3,6 +3,7 @@
 // groups (depthwise included) and 1-D/2-D/3-D inputs.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -35,11 +36,16 @@ std::vector<int64_t> spatialOut(const ConvCase& c) {
   return out;
 }
 
+int64_t elementCount(const std::vector<int64_t>& dims) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  return total;
+}
+
 // Visits every index of `dims` in row-major order.
 template <class Fn>
 void forEachIndex(const std::vector<int64_t>& dims, Fn&& fn) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
+  const int64_t total = elementCount(dims);
   std::vector<int64_t> idx(dims.size(), 0);
   for (int64_t i = 0; i < total; ++i) {
     fn(idx);
@@ -56,15 +62,50 @@ int64_t flatten(const std::vector<int64_t>& idx, const std::vector<int64_t>& dim
   return off;
 }
 
+// The sizes both references index with: spatial input and output dims, batch, channels,
+// channels per group (in and out) and the element counts of input, output and kernel.
+struct ReferenceLayout {
+  std::vector<int64_t> in, out;
+  int64_t n, ch, cg, mg, inSize, outSize, ks;
+};
+
+template <class Case>
+ReferenceLayout referenceLayout(const Case& c, std::vector<int64_t> out) {
+  ReferenceLayout l;
+  l.in.assign(c.x.begin() + 2, c.x.end());
+  l.out = std::move(out);
+  l.n = c.x[0];
+  l.ch = c.x[1];
+  l.cg = l.ch / c.groups;
+  l.mg = c.filters / c.groups;
+  l.inSize = elementCount(l.in);
+  l.outSize = elementCount(l.out);
+  l.ks = elementCount(c.kernel);
+  return l;
+}
+
+// x, w and b of a case, random in [-1, 1) with seeds seed, seed + 1 and seed + 2; w has the
+// dims `wShape` followed by the kernel's.
+template <class Case>
+std::array<Array, 3> randomOperands(const Case& c, Shape wShape, uint32_t seed) {
+  wShape.insert(wShape.end(), c.kernel.begin(), c.kernel.end());
+  return {randomFloats(c.x, seed, -1.0f, 1.0f), randomFloats(wShape, seed + 1, -1.0f, 1.0f),
+          randomFloats({c.filters}, seed + 2, -1.0f, 1.0f)};
+}
+
+// y has shape [N, filters, spatial...] and the reference's values.
+template <class Case>
+void expectReference(const Array& y, const Case& c, const std::vector<int64_t>& spatial,
+                     const std::vector<double>& expected) {
+  Shape expectShape{c.x[0], c.filters};
+  for (int64_t d : spatial) expectShape.push_back(d);
+  EXPECT_EQ(y.shape(), expectShape);
+  QOPT_EXPECT_CLOSE(y, expected, 1e-5);
+}
+
 std::vector<double> referenceConv(const ConvCase& c, const Array& x, const Array& w,
                                   const Array* b) {
-  const std::vector<int64_t> in(c.x.begin() + 2, c.x.end());
-  const std::vector<int64_t> out = spatialOut(c);
-  const int64_t n = c.x[0], ch = c.x[1], cg = ch / c.groups, mg = c.filters / c.groups;
-  int64_t inSize = 1, outSize = 1, ks = 1;
-  for (int64_t d : in) inSize *= d;
-  for (int64_t d : out) outSize *= d;
-  for (int64_t d : c.kernel) ks *= d;
+  const auto [in, out, n, ch, cg, mg, inSize, outSize, ks] = referenceLayout(c, spatialOut(c));
   std::vector<double> y(static_cast<size_t>(n * c.filters * outSize));
   for (int64_t bn = 0; bn < n; ++bn) {
     for (int64_t m = 0; m < c.filters; ++m) {
@@ -100,11 +141,7 @@ class ConvReference : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ConvReference, MatchesNaiveConvolution) {
   const ConvCase& c = GetParam();
-  Shape wShape{c.filters, c.x[1] / c.groups};
-  wShape.insert(wShape.end(), c.kernel.begin(), c.kernel.end());
-  Array x = randomFloats(c.x, 1, -1.0f, 1.0f);
-  Array w = randomFloats(wShape, 2, -1.0f, 1.0f);
-  Array b = randomFloats({c.filters}, 3, -1.0f, 1.0f);
+  const auto [x, w, b] = randomOperands(c, {c.filters, c.x[1] / c.groups}, 1);
   const std::vector<double> expected = referenceConv(c, x, w, c.bias ? &b : nullptr);
   for (int threads : {1, 2}) {
     SingleOp op("Conv", 11);
@@ -116,10 +153,7 @@ TEST_P(ConvReference, MatchesNaiveConvolution) {
         .attr("pads", concat(c.padsBegin, c.padsEnd))
         .attr("group", c.groups);
     Array y = op.run1(threads);
-    Shape expectShape{c.x[0], c.filters};
-    for (int64_t d : spatialOut(c)) expectShape.push_back(d);
-    EXPECT_EQ(y.shape(), expectShape);
-    QOPT_EXPECT_CLOSE(y, expected, 1e-5);
+    expectReference(y, c, spatialOut(c), expected);
   }
 }
 
@@ -327,13 +361,7 @@ std::vector<int64_t> transposeOut(const TransposeCase& c) {
 
 std::vector<double> referenceTranspose(const TransposeCase& c, const Array& x, const Array& w,
                                        const Array& b) {
-  const std::vector<int64_t> in(c.x.begin() + 2, c.x.end());
-  const std::vector<int64_t> out = transposeOut(c);
-  const int64_t n = c.x[0], ch = c.x[1], cg = ch / c.groups, mg = c.filters / c.groups;
-  int64_t inSize = 1, outSize = 1, ks = 1;
-  for (int64_t d : in) inSize *= d;
-  for (int64_t d : out) outSize *= d;
-  for (int64_t d : c.kernel) ks *= d;
+  const auto [in, out, n, ch, cg, mg, inSize, outSize, ks] = referenceLayout(c, transposeOut(c));
   std::vector<double> y(static_cast<size_t>(n * c.filters * outSize));
   for (int64_t bn = 0; bn < n; ++bn) {
     for (int64_t m = 0; m < c.filters; ++m) {
@@ -366,11 +394,7 @@ class ConvTransposeReference : public ::testing::TestWithParam<TransposeCase> {}
 
 TEST_P(ConvTransposeReference, MatchesScatterReference) {
   const TransposeCase& c = GetParam();
-  Shape wShape{c.x[1], c.filters / c.groups};
-  wShape.insert(wShape.end(), c.kernel.begin(), c.kernel.end());
-  Array x = randomFloats(c.x, 4, -1.0f, 1.0f);
-  Array w = randomFloats(wShape, 5, -1.0f, 1.0f);
-  Array b = randomFloats({c.filters}, 6, -1.0f, 1.0f);
+  const auto [x, w, b] = randomOperands(c, {c.x[1], c.filters / c.groups}, 4);
   const std::vector<double> expected = referenceTranspose(c, x, w, b);
   for (int threads : {1, 2}) {
     Array y = SingleOp("ConvTranspose", 11)
@@ -383,10 +407,7 @@ TEST_P(ConvTransposeReference, MatchesScatterReference) {
                   .attr("output_padding", c.outputPadding)
                   .attr("group", c.groups)
                   .run1(threads);
-    Shape expectShape{c.x[0], c.filters};
-    for (int64_t d : transposeOut(c)) expectShape.push_back(d);
-    EXPECT_EQ(y.shape(), expectShape);
-    QOPT_EXPECT_CLOSE(y, expected, 1e-5);
+    expectReference(y, c, transposeOut(c), expected);
   }
 }
 

@@ -259,6 +259,19 @@ TEST(ConvEpilogue, MatchesTheBatchNormalizationReluAndClipKernels) {
                                                           Array::scalar(DataType::Float, 6.0f)})));
 }
 
+// A 3x3 Conv with pads 1 over x: `filters` random filters (seed 1) in `group` groups over
+// `channels` input channels, and a random bias (seed 2) when `bias`.
+Node* paddedConv(GraphBuilder& b, Value* x, int64_t filters, int64_t channels, int64_t group,
+                 bool bias) {
+  std::vector<Value*> inputs = {
+      x, b.constant("w", randomFloats({filters, channels / group, 3, 3}, 1))};
+  if (bias) inputs.push_back(b.constant("bias", randomFloats({filters}, 2)));
+  Node* conv = b.node("Conv", inputs);
+  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
+  conv->setAttr(Attribute::makeInt("group", group));
+  return conv;
+}
+
 // Conv without a bias -> Add of a per-channel constant (the bias, as paddle2onnx writes it) ->
 // HardSwish written out as Add, Clip, Mul, Div: one step, bitwise the seven nodes, whichever
 // operand order the Adds and the Mul have and whichever kernel runs the convolution.
@@ -280,10 +293,7 @@ TEST_P(BiasHardSwishFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
   const BiasHardSwishCase& c = GetParam();
   GraphBuilder b(13);
   Value* x = b.input("x", DataType::Float);
-  Node* conv =
-      b.node("Conv", {x, b.constant("w", randomFloats({8, c.channels / c.group, 3, 3}, 1))});
-  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
-  conv->setAttr(Attribute::makeInt("group", c.group));
+  Node* conv = paddedConv(b, x, 8, c.channels, c.group, /*bias=*/false);
   Value* bias = b.constant("bias", randomFloats(c.biasShape, 2));
   Value* y = (c.biasFirst ? b.node("Add", {bias, conv->output(0)})
                           : b.node("Add", {conv->output(0), bias}))
@@ -337,10 +347,7 @@ TEST_P(ScalarScaleFusion, FusedIsBitwiseTheUnfusedAndHoldsOneActivation) {
   const ScaleCase& c = GetParam();
   GraphBuilder b(13);
   Value* x = b.input("x", DataType::Float);
-  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({8, c.channels / c.group, 3, 3}, 1)),
-                               b.constant("bias", randomFloats({8}, 2))});
-  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
-  conv->setAttr(Attribute::makeInt("group", c.group));
+  Node* conv = paddedConv(b, x, 8, c.channels, c.group, /*bias=*/true);
   int constants = 0;
   auto scalar = [&](float v) {
     return b.constant("c" + std::to_string(constants++), Array::scalar(DataType::Float, v));
@@ -442,10 +449,7 @@ TEST_P(ResidualFusion, FusedIsBitwiseTheUnfused) {
   GraphBuilder b(15);
   Value* x = b.input("x", DataType::Float);
   Value* skip = b.input("skip", DataType::Float);
-  Node* conv = b.node("Conv", {x, b.constant("w", randomFloats({6, c.channels / c.group, 3, 3}, 1)),
-                               b.constant("bias", randomFloats({6}, 2))});
-  conv->setAttr(Attribute::makeInts("pads", {1, 1, 1, 1}));
-  conv->setAttr(Attribute::makeInt("group", c.group));
+  Node* conv = paddedConv(b, x, 6, c.channels, c.group, /*bias=*/true);
   Value* y = conv->output(0);
   if (c.batchNorm) {
     y = b.node("BatchNormalization",

@@ -7,12 +7,6 @@ namespace {
 
 using namespace qopt::interp::testing;
 
-Array iota(Shape shape) {
-  Array a(DataType::Float, shape);
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>(i);
-  return a;
-}
-
 TEST(Indexing, GatherNDWithAndWithoutBatchDims) {
   Array x = iota({2, 2, 2});
   Array rows = runOne("GatherND", {x, int64s({2, 2}, {0, 1, 1, -2})});

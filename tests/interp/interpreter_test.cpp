@@ -11,15 +11,6 @@ namespace {
 
 using namespace qopt::interp::testing;
 
-std::string messageOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(Interpreter, UnsupportedOpNamesNodeOpDomainAndOpset) {
   GraphBuilder b(15);
   Value* x = b.input("x");
@@ -28,7 +19,7 @@ TEST(Interpreter, UnsupportedOpNamesNodeOpDomainAndOpset) {
   n->setDomain("com.example");
   b.model().setOpsetVersion("com.example", 3);
   b.output(n->output(0));
-  std::string message = messageOf([&] { Interpreter interp(b.graph()); });
+  std::string message = errorMessage([&] { Interpreter interp(b.graph()); });
   EXPECT_NE(message.find("fancy1"), std::string::npos) << message;
   EXPECT_NE(message.find("FancyOp"), std::string::npos) << message;
   EXPECT_NE(message.find("com.example"), std::string::npos) << message;
@@ -39,7 +30,7 @@ TEST(Interpreter, OpsetTooOldForTheOpIsReportedAtConstruction) {
   GraphBuilder b(5);
   Value* x = b.input("x");
   b.output(b.node("Range", {x, x, x})->output(0));
-  std::string message = messageOf([&] { Interpreter interp(b.graph()); });
+  std::string message = errorMessage([&] { Interpreter interp(b.graph()); });
   EXPECT_NE(message.find("Range"), std::string::npos) << message;
   EXPECT_NE(message.find("opset 5"), std::string::npos) << message;
 }
@@ -49,16 +40,16 @@ TEST(Interpreter, InputsAreChecked) {
   Value* x = b.input("x", DataType::Float, {2});
   b.output(b.node("Relu", {x})->output(0));
   Interpreter interp(b.graph());
-  EXPECT_NE(messageOf([&] { interp.run({}); }).find("'x'"), std::string::npos);
-  EXPECT_NE(messageOf([&] {
+  EXPECT_NE(errorMessage([&] { interp.run({}); }).find("'x'"), std::string::npos);
+  EXPECT_NE(errorMessage([&] {
               interp.run({{"x", int64s({2}, {1, 2})}});
             }).find("FLOAT"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] {
+  EXPECT_NE(errorMessage([&] {
               interp.run({{"x", floats({3}, {1, 2, 3})}});
             }).find("dimension 0"),
             std::string::npos);
-  EXPECT_NE(messageOf([&] {
+  EXPECT_NE(errorMessage([&] {
               interp.run({{"x", floats({2}, {1, 2})}, {"y", floats({1}, {1})}});
             }).find("'y'"),
             std::string::npos);
@@ -72,7 +63,7 @@ TEST(Interpreter, KernelErrorsNameTheNode) {
   n->setName("reshape7");
   b.output(n->output(0));
   Interpreter interp(b.graph());
-  std::string message = messageOf([&] {
+  std::string message = errorMessage([&] {
     interp.run({{"x", floats({4}, {1, 2, 3, 4})}, {"shape", int64s({1}, {3})}});
   });
   EXPECT_NE(message.find("reshape7"), std::string::npos) << message;
@@ -156,7 +147,7 @@ TEST(Interpreter, AllocationsOverTheLimitFailCleanly) {
   RunOptions options;
   options.maxTensorBytes = 1 << 20;
   Interpreter interp(b.graph(), options);
-  std::string message = messageOf([&] {
+  std::string message = errorMessage([&] {
     interp.run({{"x", floats({1}, {1})}, {"shape", int64s({2}, {1 << 20, 1 << 20})}});
   });
   EXPECT_NE(message.find("over the limit"), std::string::npos) << message;
@@ -193,7 +184,7 @@ TEST(Interpreter, ConstantOnlyNodeErrorsComeFromTheRun) {
   bad->setName("bad_reshape");
   b.output(b.node("Add", {x, bad->output(0)})->output(0));
   Interpreter interp(b.graph());
-  std::string message = messageOf([&] { interp.run({{"x", floats({3}, {1, 1, 1})}}); });
+  std::string message = errorMessage([&] { interp.run({{"x", floats({3}, {1, 1, 1})}}); });
   EXPECT_NE(message.find("bad_reshape"), std::string::npos) << message;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "compute_ops_test_support.h"
@@ -105,17 +106,27 @@ Built build(const Case& c, uint32_t seed) {
   return out;
 }
 
-SingleOp op(const Case& c, const Built& built) {
+// A MatMulNBits node with the attributes of case c and these inputs (an invalid Array for an
+// omitted one).
+SingleOp nodeOf(const Case& c, const std::vector<Array>& inputs) {
   SingleOp node("MatMulNBits", 1, "com.microsoft");
-  node.input(built.a).input(built.b).input(built.scales);
-  if (c.zeroPoints) {
-    node.input(built.zp);
-  } else if (c.bias) {
-    node.absent();
-  }
-  if (c.bias) node.absent().input(built.bias);
+  for (const Array& a : inputs) node.input(a);
   node.attr("K", c.k).attr("N", c.n).attr("bits", c.bits).attr("block_size", c.blockSize);
   return node;
+}
+
+SingleOp op(const Case& c, const Built& built) {
+  std::vector<Array> inputs = {built.a, built.b, built.scales};
+  if (c.zeroPoints) {
+    inputs.push_back(built.zp);
+  } else if (c.bias) {
+    inputs.emplace_back();
+  }
+  if (c.bias) {
+    inputs.emplace_back();  // g_idx
+    inputs.push_back(built.bias);
+  }
+  return nodeOf(c, inputs);
 }
 
 void expectClose(const Array& y, const std::vector<double>& expected, double tolerance) {
@@ -174,16 +185,8 @@ TEST(MatMulNBits, FloatZeroPointsOfAsType) {
   Built built = build(c, 9);
   // Unpacked float zero points of 8 equal the default.
   std::vector<float> zp(static_cast<size_t>(16 * 2), 8.0f);
-  Array y = SingleOp("MatMulNBits", 1, "com.microsoft")
-                .input(built.a)
-                .input(built.b)
-                .input(built.scales)
-                .input(makeArray(DataType::Float, {32}, zp))
-                .attr("K", int64_t{32})
-                .attr("N", int64_t{16})
-                .attr("bits", int64_t{4})
-                .attr("block_size", int64_t{16})
-                .run1();
+  Array y =
+      nodeOf(c, {built.a, built.b, built.scales, makeArray(DataType::Float, {32}, zp)}).run1();
   expectClose(y, built.expected, 1e-5);
 }
 
@@ -195,24 +198,10 @@ TEST(MatMulNBits, Float16InputRoundsOnceToHalf) {
   // The reference from the half-rounded inputs, computed in double.
   Array halfA = halves({2, 32}, a);
   Array halfS = halves({32}, s);
-  Array y = SingleOp("MatMulNBits", 1, "com.microsoft")
-                .input(halfA)
-                .input(built.b)
-                .input(halfS)
-                .attr("K", int64_t{32})
-                .attr("N", int64_t{16})
-                .attr("bits", int64_t{4})
-                .attr("block_size", int64_t{16})
-                .run1();
+  Array y = nodeOf(c, {halfA, built.b, halfS}).run1();
   ASSERT_EQ(y.dataType(), DataType::Float16);
-  Array yFloat = SingleOp("MatMulNBits", 1, "com.microsoft")
-                     .input(testing::floats({2, 32}, halfA.toFloatVector()))
-                     .input(built.b)
-                     .input(testing::floats({32}, halfS.toFloatVector()))
-                     .attr("K", int64_t{32})
-                     .attr("N", int64_t{16})
-                     .attr("bits", int64_t{4})
-                     .attr("block_size", int64_t{16})
+  Array yFloat = nodeOf(c, {testing::floats({2, 32}, halfA.toFloatVector()), built.b,
+                            testing::floats({32}, halfS.toFloatVector())})
                      .run1();
   for (int64_t i = 0; i < y.numel(); ++i) {
     EXPECT_EQ(floatToHalfBits(static_cast<float>(yFloat.getDouble(i))), y.data<uint16_t>()[i]);
@@ -222,48 +211,25 @@ TEST(MatMulNBits, Float16InputRoundsOnceToHalf) {
 TEST(MatMulNBits, RejectsMalformedInputs) {
   Case c{2, 37, 16, 16, 4, true, true};
   Built built = build(c, 3);
-  // B with one block too few.
-  EXPECT_THROW(SingleOp("MatMulNBits", 1, "com.microsoft")
-                   .input(built.a)
-                   .input(makeArray(DataType::UInt8, {16, 2, 8}, std::vector<uint8_t>(256, 0)))
-                   .input(built.scales)
-                   .attr("K", int64_t{37})
-                   .attr("N", int64_t{16})
-                   .attr("block_size", int64_t{16})
-                   .run1(),
-               Error);
-  // block_size not a power of two.
-  EXPECT_THROW(SingleOp("MatMulNBits", 1, "com.microsoft")
-                   .input(built.a)
-                   .input(built.b)
-                   .input(built.scales)
-                   .attr("K", int64_t{37})
-                   .attr("N", int64_t{16})
-                   .attr("block_size", int64_t{24})
-                   .run1(),
-               Error);
-  // g_idx (act order) present.
-  EXPECT_THROW(SingleOp("MatMulNBits", 1, "com.microsoft")
-                   .input(built.a)
-                   .input(built.b)
-                   .input(built.scales)
-                   .input(built.zp)
-                   .input(makeArray(DataType::Int32, {37}, std::vector<int32_t>(37, 0)))
-                   .attr("K", int64_t{37})
-                   .attr("N", int64_t{16})
-                   .attr("block_size", int64_t{16})
-                   .run1(),
-               Error);
-  // A whose last dim is not K.
-  EXPECT_THROW(SingleOp("MatMulNBits", 1, "com.microsoft")
-                   .input(testing::floats({1, 36}, std::vector<float>(36, 1.0f)))
-                   .input(built.b)
-                   .input(built.scales)
-                   .attr("K", int64_t{37})
-                   .attr("N", int64_t{16})
-                   .attr("block_size", int64_t{16})
-                   .run1(),
-               Error);
+  Case badBlockSize = c;
+  badBlockSize.blockSize = 24;
+  const std::vector<std::pair<Case, std::vector<Array>>> malformed = {
+      // B with one block too few.
+      {c,
+       {built.a, makeArray(DataType::UInt8, {16, 2, 8}, std::vector<uint8_t>(256, 0)),
+        built.scales}},
+      // block_size not a power of two.
+      {badBlockSize, {built.a, built.b, built.scales}},
+      // g_idx (act order) present.
+      {c,
+       {built.a, built.b, built.scales, built.zp,
+        makeArray(DataType::Int32, {37}, std::vector<int32_t>(37, 0))}},
+      // A whose last dim is not K.
+      {c, {testing::floats({1, 36}, std::vector<float>(36, 1.0f)), built.b, built.scales}},
+  };
+  for (size_t i = 0; i < malformed.size(); ++i) {
+    EXPECT_THROW(nodeOf(malformed[i].first, malformed[i].second).run1(), Error) << "input " << i;
+  }
 }
 
 }  // namespace

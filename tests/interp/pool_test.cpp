@@ -117,19 +117,15 @@ TEST(AveragePool, CeilModeOverhangIsNotCounted) {
 }
 
 TEST(AveragePool, DilationsNeedOpset19) {
-  Array x = floats({1, 1, 4}, {1, 2, 3, 4});
-  Array y = SingleOp("AveragePool", 19)
-                .input(x)
-                .attr("kernel_shape", std::vector<int64_t>{2})
-                .attr("dilations", std::vector<int64_t>{2})
-                .run1();
-  EXPECT_EQ(values<float>(y), (std::vector<float>{2, 3}));
-  EXPECT_THROW(SingleOp("AveragePool", 11)
-                   .input(x)
-                   .attr("kernel_shape", std::vector<int64_t>{2})
-                   .attr("dilations", std::vector<int64_t>{2})
-                   .run1(),
-               Error);
+  auto dilated = [](int64_t opset) {
+    return SingleOp("AveragePool", opset)
+        .input(floats({1, 1, 4}, {1, 2, 3, 4}))
+        .attr("kernel_shape", std::vector<int64_t>{2})
+        .attr("dilations", std::vector<int64_t>{2})
+        .run1();
+  };
+  EXPECT_EQ(values<float>(dilated(19)), (std::vector<float>{2, 3}));
+  EXPECT_THROW(dilated(11), Error);
 }
 
 TEST(AveragePool, ThreeDimensional) {

@@ -17,6 +17,7 @@
 namespace qopt::interp {
 namespace {
 
+using testing::errorMessage;
 using testing::floats;
 using testing::makeArray;
 using testing::SingleOp;
@@ -356,21 +357,20 @@ TEST(Float8, NaNKeepsItsSignWhereTheTypeHasOne) {
 
 TEST(Float8, PerAxisAndBlocked) {
   Array x = floats({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
-  Array perAxis = SingleOp("QuantizeLinear", 19)
-                      .input(x)
-                      .input(floats({2}, {1, 0.25f}))
-                      .input(float8Zero(DataType::Float8E4M3FN, {2}))
-                      .attr("axis", int64_t{0})
-                      .run1();
+  // Quantize or dequantize along axis 0 with scales 1 and 1/4 and float8 zero points.
+  auto perRow = [](const char* op, const Array& in) {
+    return SingleOp(op, 19)
+        .input(in)
+        .input(floats({2}, {1, 0.25f}))
+        .input(float8Zero(DataType::Float8E4M3FN, {2}))
+        .attr("axis", int64_t{0})
+        .run1();
+  };
+  Array perAxis = perRow("QuantizeLinear", x);
   // Row 0 at scale 1: 1, 2, 3, 4; row 1 at scale 1/4: 20, 24, 28, 32 (28 is exact: 1.75 * 16).
   EXPECT_EQ(values<uint8_t>(perAxis),
             (std::vector<uint8_t>{0x38, 0x40, 0x44, 0x48, 0x5A, 0x5C, 0x5E, 0x60}));
-  Array back = SingleOp("DequantizeLinear", 19)
-                   .input(perAxis)
-                   .input(floats({2}, {1, 0.25f}))
-                   .input(float8Zero(DataType::Float8E4M3FN, {2}))
-                   .attr("axis", int64_t{0})
-                   .run1();
+  Array back = perRow("DequantizeLinear", perAxis);
   EXPECT_EQ(values<float>(back), values<float>(x));
   Array blocked = SingleOp("QuantizeLinear", 21)
                       .input(x)
@@ -398,31 +398,25 @@ TEST(Float8, Float16ScaleGivesFloat16Output) {
 }
 
 TEST(Float8, NonZeroZeroPointAndOldOpsetsAreErrors) {
-  auto message = [](SingleOp& op) {
-    try {
-      op.run1();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+  // Running `op` on `inputs` fails with a message that contains `expected`.
+  auto expectError = [](const char* op, int64_t opset, std::vector<Array> inputs,
+                        const char* expected) {
+    SingleOp node(op, opset);
+    for (Array& a : inputs) node.input(std::move(a));
+    const std::string message = errorMessage([&] { node.run1(); });
+    EXPECT_NE(message.find(expected), std::string::npos) << op << ": " << message;
   };
-  EXPECT_NE(message(SingleOp("QuantizeLinear", 19)
-                        .input(floats({1}, {1}))
-                        .input(floats({}, {1}))
-                        .input(makeArray<uint8_t>(DataType::Float8E4M3FN, {}, {0x38})))
-                .find("zero point must be 0"),
-            std::string::npos);
-  EXPECT_NE(message(SingleOp("DequantizeLinear", 19)
-                        .input(makeArray<uint8_t>(DataType::Float8E5M2, {1}, {0x3C}))
-                        .input(floats({}, {1}))
-                        .input(makeArray<uint8_t>(DataType::Float8E5M2, {}, {0x3C})))
-                .find("zero point must be 0"),
-            std::string::npos);
-  EXPECT_NE(message(SingleOp("DequantizeLinear", 18)
-                        .input(makeArray<uint8_t>(DataType::Float8E4M3FN, {1}, {0x38}))
-                        .input(floats({}, {1})))
-                .find("needs opset 19"),
-            std::string::npos);
+  expectError(
+      "QuantizeLinear", 19,
+      {floats({1}, {1}), floats({}, {1}), makeArray<uint8_t>(DataType::Float8E4M3FN, {}, {0x38})},
+      "zero point must be 0");
+  expectError("DequantizeLinear", 19,
+              {makeArray<uint8_t>(DataType::Float8E5M2, {1}, {0x3C}), floats({}, {1}),
+               makeArray<uint8_t>(DataType::Float8E5M2, {}, {0x3C})},
+              "zero point must be 0");
+  expectError("DequantizeLinear", 18,
+              {makeArray<uint8_t>(DataType::Float8E4M3FN, {1}, {0x38}), floats({}, {1})},
+              "needs opset 19");
 }
 
 // The per-row QuantizeLinear loop rounds with the float adder; it must give what the library's

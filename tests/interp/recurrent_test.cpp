@@ -17,17 +17,14 @@
 namespace qopt::interp {
 namespace {
 
-using testing::floats;
-using testing::randomFloats;
-using testing::SingleOp;
-using testing::values;
+using namespace qopt::interp::testing;
 
 double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
 
 Array lengths(const std::vector<int32_t>& v) {
-  return testing::makeArray<int32_t>(DataType::Int32, {static_cast<int64_t>(v.size())}, v);
+  return makeArray<int32_t>(DataType::Int32, {static_cast<int64_t>(v.size())}, v);
 }
 
 Array converted(const Array& a, DataType type) {
@@ -43,21 +40,20 @@ Array converted(const Array& a, DataType type) {
   return out;
 }
 
-std::vector<double> asDoubles(const Array& a) {
-  std::vector<double> out;
-  for (int64_t i = 0; i < a.numel(); ++i) out.push_back(a.getDouble(i));
-  return out;
-}
-
-/// The message of the qopt::Error `run` throws ("" if none).
-template <class F>
-std::string errorOf(F run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
+// `op` over one step of batch 1 and hidden and input size 1: inputs X, W, R (one row per gate),
+// B, no sequence_lens and initial_h; further inputs and attributes are the caller's.
+SingleOp oneStep(const char* op, float x, const std::vector<float>& w, const std::vector<float>& r,
+                 const std::vector<float>& b, float h0) {
+  const int64_t gates = static_cast<int64_t>(w.size());
+  SingleOp node(op, 14);
+  node.input(floats({1, 1, 1}, {x}))
+      .input(floats({1, gates, 1}, w))
+      .input(floats({1, gates, 1}, r))
+      .input(floats({1, 2 * gates}, b))
+      .absent()
+      .input(floats({1, 1, 1}, {h0}))
+      .attr("hidden_size", int64_t{1});
+  return node;
 }
 
 TEST(Rnn, TwoStepsFollowTheEquations) {
@@ -88,14 +84,7 @@ TEST(Gru, LinearBeforeResetMovesTheRecurrentProductInsideTheReset) {
     const double ht = linearBeforeReset ? std::tanh(w[2] * x + rt * (r[2] * h0 + b[5]) + b[2])
                                         : std::tanh(w[2] * x + r[2] * (rt * h0) + b[5] + b[2]);
     const double expected = (1 - z) * ht + z * h0;
-    Array y = SingleOp("GRU", 14)
-                  .input(floats({1, 1, 1}, {x}))
-                  .input(floats({1, 3, 1}, w))
-                  .input(floats({1, 3, 1}, r))
-                  .input(floats({1, 6}, b))
-                  .absent()
-                  .input(floats({1, 1, 1}, {h0}))
-                  .attr("hidden_size", int64_t{1})
+    Array y = oneStep("GRU", x, w, r, b, h0)
                   .attr("linear_before_reset", linearBeforeReset)
                   .outputs({false, true})
                   .run1();
@@ -115,16 +104,9 @@ TEST(Lstm, GatesAreInputOutputForgetCellAndPeepholesInputOutputForget) {
   const double c = f * c0 + i * std::tanh(pre(3));
   const double o = sigmoid(pre(1) + p[1] * c);
   const double h = o * std::tanh(c);
-  std::vector<Array> out = SingleOp("LSTM", 14)
-                               .input(floats({1, 1, 1}, {x}))
-                               .input(floats({1, 4, 1}, w))
-                               .input(floats({1, 4, 1}, r))
-                               .input(floats({1, 8}, b))
-                               .absent()
-                               .input(floats({1, 1, 1}, {h0}))
+  std::vector<Array> out = oneStep("LSTM", x, w, r, b, h0)
                                .input(floats({1, 1, 1}, {c0}))
                                .input(floats({1, 3}, p))
-                               .attr("hidden_size", int64_t{1})
                                .outputs({false, true, true})
                                .run();
   QOPT_EXPECT_CLOSE(out[0], (std::vector<double>{h}), 1e-6);
@@ -259,7 +241,7 @@ TEST(Gru, Float16AndDoubleFollowFloat) {
     for (size_t i = 0; i < out.size(); ++i) {
       EXPECT_EQ(out[i].dataType(), type);
       EXPECT_EQ(out[i].shape(), reference[i].shape());
-      QOPT_EXPECT_CLOSE(out[i], asDoubles(reference[i]), type == DataType::Double ? 1e-6 : 5e-3);
+      QOPT_EXPECT_CLOSE(out[i], doubles(reference[i]), type == DataType::Double ? 1e-6 : 5e-3);
     }
   }
 }
@@ -317,7 +299,7 @@ TEST_P(RecurrentErrors, AreInputErrorsNamingTheNode) {
   const BadRecurrent& c = GetParam();
   SingleOp op("RNN", 14);
   c.configure(op);
-  std::string message = errorOf([&] { op.run(); });
+  std::string message = errorMessage([&] { op.run(); });
   EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   EXPECT_NE(message.find("node producing 'out0' (RNN)"), std::string::npos) << message;
 }

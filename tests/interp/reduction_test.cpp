@@ -10,12 +10,6 @@ namespace {
 
 using namespace qopt::interp::testing;
 
-Array iota(Shape shape) {
-  Array a(DataType::Float, shape);
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>(i);
-  return a;
-}
-
 TEST(Reduction, AxesAttributeBeforeOpset18) {
   Array x = iota({2, 3});
   Array m = runOne(

@@ -145,13 +145,16 @@ TEST(Resize, NearestOverFourAxesIndexesEachAxis) {
   std::vector<float> data(2 * 3 * 4 * 5);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
   Array x = floats({2, 3, 4, 5}, data);
-  Array up = SingleOp("Resize", 13)
-                 .input(x)
-                 .absent()
-                 .input(floats({4}, {1, 1, 2, 3}))
-                 .attr("coordinate_transformation_mode", "asymmetric")
-                 .attr("nearest_mode", "floor")
-                 .run1();
+  auto nearestFloor = [&](std::vector<float> scales) {
+    return SingleOp("Resize", 13)
+        .input(x)
+        .absent()
+        .input(floats({4}, std::move(scales)))
+        .attr("coordinate_transformation_mode", "asymmetric")
+        .attr("nearest_mode", "floor")
+        .run1();
+  };
+  Array up = nearestFloor({1, 1, 2, 3});
   ASSERT_EQ(up.shape(), (Shape{2, 3, 8, 15}));
   std::vector<float> v = values<float>(up);
   for (int64_t n = 0; n < 2; ++n) {
@@ -165,13 +168,7 @@ TEST(Resize, NearestOverFourAxesIndexesEachAxis) {
       }
     }
   }
-  Array down = SingleOp("Resize", 13)
-                   .input(x)
-                   .absent()
-                   .input(floats({4}, {1, 1, 0.5f, 0.4f}))
-                   .attr("coordinate_transformation_mode", "asymmetric")
-                   .attr("nearest_mode", "floor")
-                   .run1();
+  Array down = nearestFloor({1, 1, 0.5f, 0.4f});
   ASSERT_EQ(down.shape(), (Shape{2, 3, 2, 2}));
   std::vector<float> d = values<float>(down);
   // w: floor(0 / 0.4) = 0, floor(1 / 0.4) = 2; h: 0, 2.

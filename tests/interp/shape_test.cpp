@@ -14,12 +14,6 @@ std::function<void(Node&)> intsAttr(const char* name, std::vector<int64_t> v) {
   return [=](Node& n) { n.setAttr(Attribute::makeInts(name, v)); };
 }
 
-Array iota(Shape shape) {
-  Array a(DataType::Float, shape);
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>(i);
-  return a;
-}
-
 TEST(Shape, ConcatAlongAMiddleAxis) {
   Array out =
       runOne("Concat", {iota({2, 1, 2}), floats({2, 2, 2}, {10, 11, 12, 13, 14, 15, 16, 17})},

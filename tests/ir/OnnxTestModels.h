@@ -19,50 +19,22 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include "TestFolder.h"
+
 namespace qopt::testing {
 
 /// A fresh folder under the system's temp folder, removed with everything in it at the end.
-class TempDir {
+class TempDir : public TestFolder {
  public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("qopt_io_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-  /// Names of the files in the folder, sorted.
-  std::vector<std::string> files() const { return filesOf(path_); }
-  static std::vector<std::string> filesOf(const std::filesystem::path& folder) {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-      names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-  }
+  TempDir() : TestFolder(uniquePath()) {}
 
  private:
-  std::filesystem::path path_;
+  static std::filesystem::path uniquePath() {
+    static std::atomic<int> counter{0};
+    return std::filesystem::temp_directory_path() /
+           ("qopt_io_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  }
 };
-
-inline std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-inline void writeFile(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 inline void setTensorType(onnx::ValueInfoProto* info, int elemType,
                           std::initializer_list<int64_t> dims) {
@@ -72,22 +44,24 @@ inline void setTensorType(onnx::ValueInfoProto* info, int elemType,
   for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
 }
 
-inline onnx::ValueInfoProto* addInput(onnx::GraphProto& graph, const std::string& name,
-                                      std::initializer_list<int64_t> dims = {2},
-                                      int elemType = onnx::TensorProto::FLOAT) {
-  onnx::ValueInfoProto* info = graph.add_input();
+/// `info` named `name`, a tensor of `elemType` and `dims`.
+inline onnx::ValueInfoProto* describe(onnx::ValueInfoProto* info, const std::string& name,
+                                      std::initializer_list<int64_t> dims, int elemType) {
   info->set_name(name);
   setTensorType(info, elemType, dims);
   return info;
 }
 
+inline onnx::ValueInfoProto* addInput(onnx::GraphProto& graph, const std::string& name,
+                                      std::initializer_list<int64_t> dims = {2},
+                                      int elemType = onnx::TensorProto::FLOAT) {
+  return describe(graph.add_input(), name, dims, elemType);
+}
+
 inline onnx::ValueInfoProto* addOutput(onnx::GraphProto& graph, const std::string& name,
                                        std::initializer_list<int64_t> dims = {2},
                                        int elemType = onnx::TensorProto::FLOAT) {
-  onnx::ValueInfoProto* info = graph.add_output();
-  info->set_name(name);
-  setTensorType(info, elemType, dims);
-  return info;
+  return describe(graph.add_output(), name, dims, elemType);
 }
 
 inline onnx::NodeProto* addNode(onnx::GraphProto& graph, const std::string& op,
@@ -111,6 +85,16 @@ inline onnx::TensorProto* addFloatInitializer(onnx::GraphProto& graph, const std
   tensor->set_raw_data(
       std::string(reinterpret_cast<const char*>(values.data()), values.size() * 4));
   return tensor;
+}
+
+/// Adds the graph attribute `name` to `node` and returns its (empty, named `name`) graph.
+inline onnx::GraphProto* addGraphAttribute(onnx::NodeProto* node, const std::string& name) {
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* graph = attr->mutable_g();
+  graph->set_name(name);
+  return graph;
 }
 
 /// A valid model: y = Relu(x + w), opset 17.

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "IrTestUtil.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/ir/Tensor.h"
@@ -36,9 +37,14 @@ bool hasUse(const Value* v, const Node* user, uint32_t index) {
 // ---------------------------------------------------------------------------------------------
 // Uses
 
-TEST(GraphUses, CreateNodeRecordsOneUsePerInputSlot) {
-  Model m;
-  Graph& g = m.graph();
+// Most tests below start from an empty model `m` and its main graph `g`.
+using GraphClone = testing::ModelTest;
+using GraphErase = testing::ModelTest;
+using GraphSort = testing::ModelTest;
+using GraphUses = testing::ModelTest;
+using ModelNames = testing::ModelTest;
+
+TEST_F(GraphUses, CreateNodeRecordsOneUsePerInputSlot) {
   Value* x = g.addInput("x", floatType({2}));
   Node* add = g.createNode("Add", {x, x}, 1);
   ASSERT_EQ(x->uses().size(), 2u);
@@ -49,9 +55,7 @@ TEST(GraphUses, CreateNodeRecordsOneUsePerInputSlot) {
   EXPECT_EQ(add->output(0)->outputIndex(), 0u);
 }
 
-TEST(GraphUses, InsertAndRemoveInputKeepIndicesInUses) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, InsertAndRemoveInputKeepIndicesInUses) {
   Value* a = g.addInput("a", floatType({1}));
   Value* b = g.addInput("b", floatType({1}));
   Value* c = g.addInput("c", floatType({1}));
@@ -84,9 +88,7 @@ class RecordingObserver : public ModelObserver {
   std::vector<std::string> erased;
 };
 
-TEST(GraphUses, ReplaceAllUsesWithMovesEveryUse) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, ReplaceAllUsesWithMovesEveryUse) {
   Value* x = g.addInput("x", floatType({2}));
   Node* relu = g.createNode("Relu", {x}, 1);
   Node* a = g.createNode("Neg", {relu->output(0)}, 1);
@@ -105,9 +107,7 @@ TEST(GraphUses, ReplaceAllUsesWithMovesEveryUse) {
   EXPECT_EQ(obs.replaced[0].second, x);
 }
 
-TEST(GraphUses, ReplacingAGraphOutputKeepsTheInterfaceName) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, ReplacingAGraphOutputKeepsTheInterfaceName) {
   Value* x = g.addInput("x", floatType({2}));
   Node* relu = g.createNode("Relu", {x}, 1);
   relu->output(0)->setName("y");
@@ -133,9 +133,7 @@ TEST(GraphUses, ReplacingAGraphOutputKeepsTheInterfaceName) {
   EXPECT_EQ(obs.renamed.size(), 2u);
 }
 
-TEST(GraphUses, ReplacingAGraphOutputByAGraphInputKeepsBothNames) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, ReplacingAGraphOutputByAGraphInputKeepsBothNames) {
   Value* x = g.addInput("x", floatType({2}));
   Node* id = g.createNode("Identity", {x}, 1);
   id->output(0)->setName("y");
@@ -147,9 +145,7 @@ TEST(GraphUses, ReplacingAGraphOutputByAGraphInputKeepsBothNames) {
   EXPECT_TRUE(x->isGraphOutput());
 }
 
-TEST(GraphUses, ReplaceAllUsesExceptLeavesThatNodeAlone) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, ReplaceAllUsesExceptLeavesThatNodeAlone) {
   Value* x = g.addInput("x", floatType({2}));
   Node* q = g.createNode("QuantizeLinear", {x}, 1);
   Node* other = g.createNode("Relu", {x}, 1);
@@ -164,9 +160,7 @@ TEST(GraphUses, ReplaceAllUsesExceptLeavesThatNodeAlone) {
 // ---------------------------------------------------------------------------------------------
 // Erase
 
-TEST(GraphErase, RefusesANodeWhoseOutputIsStillUsed) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphErase, RefusesANodeWhoseOutputIsStillUsed) {
   Value* x = g.addInput("x", floatType({2}));
   Node* relu = g.createNode("Relu", {x}, 1);
   g.createNode("Neg", {relu->output(0)}, 1);
@@ -174,18 +168,14 @@ TEST(GraphErase, RefusesANodeWhoseOutputIsStillUsed) {
   EXPECT_EQ(g.numNodes(), 2u);
 }
 
-TEST(GraphErase, RefusesANodeProducingAGraphOutput) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphErase, RefusesANodeProducingAGraphOutput) {
   Value* x = g.addInput("x", floatType({2}));
   Node* relu = g.createNode("Relu", {x}, 1);
   g.addOutput(relu->output(0));
   EXPECT_THROW(g.eraseNode(relu), Error);
 }
 
-TEST(GraphErase, ErasedNodeReleasesItsUsesAndNames) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphErase, ErasedNodeReleasesItsUsesAndNames) {
   Value* x = g.addInput("x", floatType({2}));
   Node* first = g.createNode("Relu", {x}, 1);
   first->output(0)->setName("r");
@@ -206,9 +196,7 @@ TEST(GraphErase, ErasedNodeReleasesItsUsesAndNames) {
   EXPECT_EQ(g.findValue("r"), nullptr);
 }
 
-TEST(GraphErase, ErasingWhileIteratingVisitsEveryNode) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphErase, ErasingWhileIteratingVisitsEveryNode) {
   Value* x = g.addInput("x", floatType({2}));
   for (int i = 0; i < 5; ++i) g.createNode("Relu", {x}, 1);
   int visited = 0;
@@ -224,23 +212,23 @@ TEST(GraphErase, ErasingWhileIteratingVisitsEveryNode) {
 // Builds `cond -> If` whose then-branch reads `outer` from the main graph.
 Node* addIfReading(Graph& g, Value* cond, Value* outer, const std::string& tag) {
   Node* ifNode = g.createNode("If", {cond}, 1);
-  Attribute then;
-  then.name = "then_branch";
-  then.kind = AttrKind::Graph;
-  then.g = std::make_unique<Graph>(&g.model(), ifNode);
-  then.g->name = "then_" + tag;
-  Node* inner = then.g->createNode("Neg", {outer}, 1);
-  inner->output(0)->setName("inner_" + tag);
-  then.g->addOutput(inner->output(0));
-  ifNode->setAttr(std::move(then));
+  testing::addSubgraph(ifNode, "then_branch", [&](Graph& then) {
+    then.name = "then_" + tag;
+    Node* inner = then.createNode("Neg", {outer}, 1);
+    inner->output(0)->setName("inner_" + tag);
+    then.addOutput(inner->output(0));
+  });
   return ifNode;
 }
 
-TEST(GraphErase, ErasingANodeDropsTheUsesOfItsSubgraphs) {
-  Model m;
-  Graph& g = m.graph();
+// The model with the inputs cond (bool) and x, for the tests that give it If nodes.
+class GraphEraseSubgraphs : public testing::ModelTest {
+ protected:
   Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
   Value* x = g.addInput("x", floatType({2}));
+};
+
+TEST_F(GraphEraseSubgraphs, ErasingANodeDropsTheUsesOfItsSubgraphs) {
   Node* ifNode = addIfReading(g, cond, x, "a");
   ASSERT_EQ(x->uses().size(), 1u);
   ASSERT_TRUE(m.isNameUsed("inner_a"));
@@ -252,11 +240,7 @@ TEST(GraphErase, ErasingANodeDropsTheUsesOfItsSubgraphs) {
   EXPECT_EQ(m.uniqueValueName("inner_a"), "inner_a");
 }
 
-TEST(GraphErase, RemovingOrReplacingASubgraphAttributeDropsItsOuterUses) {
-  Model m;
-  Graph& g = m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
-  Value* x = g.addInput("x", floatType({2}));
+TEST_F(GraphEraseSubgraphs, RemovingOrReplacingASubgraphAttributeDropsItsOuterUses) {
   Node* ifNode = addIfReading(g, cond, x, "a");
   ASSERT_EQ(x->uses().size(), 1u);
   EXPECT_TRUE(ifNode->removeAttr("then_branch"));
@@ -270,12 +254,8 @@ TEST(GraphErase, RemovingOrReplacingASubgraphAttributeDropsItsOuterUses) {
   EXPECT_FALSE(x->hasUses());
 }
 
-TEST(GraphErase, ModelCountsItsSubgraphsAtAnyDepth) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphEraseSubgraphs, ModelCountsItsSubgraphsAtAnyDepth) {
   EXPECT_EQ(m.numSubgraphs(), 0u);
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
-  Value* x = g.addInput("x", floatType({2}));
   Node* first = addIfReading(g, cond, x, "a");
   Node* second = addIfReading(g, cond, x, "b");
   EXPECT_EQ(m.numSubgraphs(), 2u);
@@ -291,9 +271,7 @@ TEST(GraphErase, ModelCountsItsSubgraphsAtAnyDepth) {
   EXPECT_EQ(m.numSubgraphs(), 0u);
 }
 
-TEST(GraphUses, ReplaceByInitializerTakesTheUsesAndTheName) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, ReplaceByInitializerTakesTheUsesAndTheName) {
   Value* x = g.addInput("x", floatType({2}));
   Node* constant = g.createNode("Constant", {}, 1);
   Value* c = constant->output(0);
@@ -321,9 +299,7 @@ TEST(GraphUses, ReplaceByInitializerTakesTheUsesAndTheName) {
   EXPECT_EQ(m.uniqueValueName("c"), "c_1");
 }
 
-TEST(GraphUses, ReplaceByInitializerRefusesWhatHasNoPlaceToGive) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphUses, ReplaceByInitializerRefusesWhatHasNoPlaceToGive) {
   Value* x = g.addInput("x", floatType({2}));
   Node* relu = g.createNode("Relu", {x}, 1);
   g.addOutput(relu->output(0));
@@ -341,9 +317,7 @@ TEST(GraphUses, ReplaceByInitializerRefusesWhatHasNoPlaceToGive) {
 // ---------------------------------------------------------------------------------------------
 // Topological sort
 
-TEST(GraphSort, KeepsAValidOrderUnchanged) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphSort, KeepsAValidOrderUnchanged) {
   Value* x = g.addInput("x", floatType({2}));
   Node* a = g.createNode("A", {x}, 1);
   Node* b = g.createNode("B", {x}, 1);
@@ -355,9 +329,7 @@ TEST(GraphSort, KeepsAValidOrderUnchanged) {
   EXPECT_EQ(opOrder(g), (std::vector<std::string>{"A", "B", "C", "D", "E"}));
 }
 
-TEST(GraphSort, MovesOnlyWhatMustMoveAndKeepsTheRestStable) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphSort, MovesOnlyWhatMustMoveAndKeepsTheRestStable) {
   Value* x = g.addInput("x", floatType({2}));
   Node* a = g.createNode("A", {x}, 1);
   Node* b = g.createNode("B", {a->output(0)}, 1);
@@ -372,9 +344,7 @@ TEST(GraphSort, MovesOnlyWhatMustMoveAndKeepsTheRestStable) {
   EXPECT_EQ(opOrder(g), (std::vector<std::string>{"A", "B", "C", "D"}));
 }
 
-TEST(GraphSort, OrdersANodeAfterTheProducersItsSubgraphReads) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphSort, OrdersANodeAfterTheProducersItsSubgraphReads) {
   Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
   Value* x = g.addInput("x", floatType({2}));
   Node* producer = g.createNode("Relu", {x}, 1);
@@ -385,11 +355,9 @@ TEST(GraphSort, OrdersANodeAfterTheProducersItsSubgraphReads) {
   EXPECT_EQ(opOrder(g), (std::vector<std::string>{"Relu", "If"}));
 }
 
-TEST(GraphSort, SortsCorrectlyAfterErasesReshuffledThePool) {
+TEST_F(GraphSort, SortsCorrectlyAfterErasesReshuffledThePool) {
   // Erasing moves the last node of the pool into the hole: the sort's per-node state is indexed
   // by pool position, so it must still find every node's own entry afterwards.
-  Model m;
-  Graph& g = m.graph();
   Value* x = g.addInput("x", floatType({2}));
   Node* dead = g.createNode("Neg", {x}, 1);
   Node* deadToo = g.createNode("Abs", {x}, 1);
@@ -412,9 +380,7 @@ TEST(GraphSort, SortsCorrectlyAfterErasesReshuffledThePool) {
   EXPECT_EQ(opOrder(g), (std::vector<std::string>{"n0", "n1", "n2", "n3", "n4", "n5"}));
 }
 
-TEST(GraphSort, ACycleIsAnErrorNamingANodeOnIt) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphSort, ACycleIsAnErrorNamingANodeOnIt) {
   Value* x = g.addInput("x", floatType({2}));
   Node* a = g.createNode("Add", {x, x}, 1);
   a->setName("first");
@@ -436,9 +402,7 @@ TEST(GraphSort, ACycleIsAnErrorNamingANodeOnIt) {
 // ---------------------------------------------------------------------------------------------
 // Clone
 
-TEST(GraphClone, SubgraphsOfTheCopyReadTheCopiedOuterValues) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(GraphClone, SubgraphsOfTheCopyReadTheCopiedOuterValues) {
   m.setOpsetVersion("", 17);
   Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
   Value* x = g.addInput("x", floatType({2}));
@@ -484,9 +448,7 @@ TEST(GraphClone, SubgraphsOfTheCopyReadTheCopiedOuterValues) {
 // ---------------------------------------------------------------------------------------------
 // Names
 
-TEST(ModelNames, FreshNamesSkipTakenOnes) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(ModelNames, FreshNamesSkipTakenOnes) {
   g.addInput("x", floatType({1}));
   g.addInput("x_1", floatType({1}));
   EXPECT_EQ(m.uniqueValueName("y"), "y");
@@ -497,11 +459,9 @@ TEST(ModelNames, FreshNamesSkipTakenOnes) {
   EXPECT_EQ(m.uniqueNodeName("conv"), "conv_1");
 }
 
-TEST(ModelNames, ManyNamesWithOneBaseStayUniqueAndCheap) {
+TEST_F(ModelNames, ManyNamesWithOneBaseStayUniqueAndCheap) {
   // 100k names from one base: a generator that retried from _1 each time would need ~5e9
   // lookups here; the per-base counter keeps this instantaneous.
-  Model m;
-  Graph& g = m.graph();
   Value* x = g.addInput("x", floatType({1}));
   std::set<std::string> seen;
   constexpr int kCount = 100000;
@@ -516,9 +476,7 @@ TEST(ModelNames, ManyNamesWithOneBaseStayUniqueAndCheap) {
   EXPECT_TRUE(m.isNameUsed("Relu_99999"));
 }
 
-TEST(ModelNames, RenamingToATakenNameFails) {
-  Model m;
-  Graph& g = m.graph();
+TEST_F(ModelNames, RenamingToATakenNameFails) {
   g.addInput("a", floatType({1}));
   Value* b = g.addInput("b", floatType({1}));
   EXPECT_THROW(b->setName("a"), Error);
@@ -527,8 +485,7 @@ TEST(ModelNames, RenamingToATakenNameFails) {
   EXPECT_EQ(g.findValue("c"), b);
 }
 
-TEST(ModelNames, RenamingAnInitializerRenamesItsTensor) {
-  Model m;
+TEST_F(ModelNames, RenamingAnInitializerRenamesItsTensor) {
   auto t = std::make_shared<Tensor>(Tensor::fromFloats({1}, std::vector<float>{1.0f}));
   t->setName("w");
   Value* w = m.graph().addInitializer(t);

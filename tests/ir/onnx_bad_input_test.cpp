@@ -14,7 +14,9 @@ namespace qopt {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::_;
 using testing::addFloatInitializer;
+using testing::addGraphAttribute;
 using testing::addInput;
 using testing::addNode;
 using testing::addOutput;
@@ -44,35 +46,62 @@ void expectOneLine(const Error& e) {
   EXPECT_EQ(e.kind(), ErrorKind::Input);
 }
 
+// Each case starts from a valid model (`proto`) and a folder to write it in (`dir`).
+class OnnxBadInput : public ::testing::Test {
+ protected:
+  // Writes `bytes` as `name` and expects loading it to fail with a one-line input error that
+  // names the file and whose cause holds `cause`.
+  void expectFileError(const std::string& name, const std::string& bytes,
+                       const std::string& cause) {
+    testing::writeFile(dir / name, bytes);
+    Error e = loadError(dir / name);
+    EXPECT_EQ(e.where(), (dir / name).string());
+    EXPECT_THAT(e.cause(), HasSubstr(cause));
+    expectOneLine(e);
+  }
+
+  TempDir dir;
+  onnx::ModelProto proto = simpleModel();
+};
+
+// Expects the one-line input error of loading `dir`'s model.onnx: `subject` and `cause` are
+// strings or matchers.
+template <typename Subject, typename Cause>
+void expectModelError(const Error& e, const TempDir& dir, Subject subject, Cause cause) {
+  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
+  EXPECT_THAT(e.subject(), subject);
+  EXPECT_THAT(e.cause(), cause);
+  expectOneLine(e);
+}
+
+// simpleModel() with `levels` If nodes if0, if1, ... each nested in the previous one's
+// then_branch.
+onnx::ModelProto nestedIfModel(int levels) {
+  onnx::ModelProto proto = simpleModel();
+  onnx::GraphProto* graph = proto.mutable_graph();
+  addInput(*graph, "cond", {}, onnx::TensorProto::BOOL);
+  for (int level = 0; level < levels; ++level) {
+    onnx::NodeProto* node = addNode(*graph, "If", {"cond"}, {"out" + std::to_string(level)},
+                                    "if" + std::to_string(level));
+    graph = addGraphAttribute(node, "then_branch");
+  }
+  return proto;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Not a readable model at all
 
-TEST(OnnxBadInput, EmptyFile) {
-  TempDir dir;
-  testing::writeFile(dir / "empty.onnx", "");
-  Error e = loadError(dir / "empty.onnx");
-  EXPECT_EQ(e.where(), (dir / "empty.onnx").string());
-  EXPECT_THAT(e.cause(), HasSubstr("the file is empty"));
-  expectOneLine(e);
+TEST_F(OnnxBadInput, EmptyFile) {
+  expectFileError("empty.onnx", "", "the file is empty");
 }
 
-TEST(OnnxBadInput, TruncatedFile) {
-  TempDir dir;
+TEST_F(OnnxBadInput, TruncatedFile) {
   std::string bytes = simpleModel().SerializeAsString();
-  testing::writeFile(dir / "cut.onnx", bytes.substr(0, bytes.size() / 2));
-  Error e = loadError(dir / "cut.onnx");
-  EXPECT_EQ(e.where(), (dir / "cut.onnx").string());
-  EXPECT_THAT(e.cause(), HasSubstr("the file is truncated"));
-  expectOneLine(e);
+  expectFileError("cut.onnx", bytes.substr(0, bytes.size() / 2), "the file is truncated");
 }
 
-TEST(OnnxBadInput, NotAnOnnxFile) {
-  TempDir dir;
-  testing::writeFile(dir / "text.onnx", "hello, this is a text file\n");
-  Error text = loadError(dir / "text.onnx");
-  EXPECT_EQ(text.where(), (dir / "text.onnx").string());
-  EXPECT_THAT(text.cause(), HasSubstr("not an ONNX model"));
-  expectOneLine(text);
+TEST_F(OnnxBadInput, NotAnOnnxFile) {
+  expectFileError("text.onnx", "hello, this is a text file\n", "not an ONNX model");
 
   testing::writeFile(dir / "png.onnx", std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16));
   EXPECT_THAT(loadError(dir / "png.onnx").cause(), HasSubstr("not an ONNX model"));
@@ -85,74 +114,48 @@ TEST(OnnxBadInput, NotAnOnnxFile) {
   EXPECT_THAT(loadError(dir / "tensor.onnx").cause(), HasSubstr("not an ONNX model"));
 }
 
-TEST(OnnxBadInput, MissingFileAndFolder) {
-  TempDir dir;
+TEST_F(OnnxBadInput, MissingFileAndFolder) {
   Error missing = loadError(dir / "absent.onnx");
   EXPECT_EQ(missing.where(), (dir / "absent.onnx").string());
   EXPECT_THAT(missing.cause(), HasSubstr("No such file"));
   EXPECT_THAT(loadError(dir.path()).cause(), HasSubstr("is a folder"));
 }
 
-TEST(OnnxBadInput, ProtobufRecursionLimit) {
-  TempDir dir;
+TEST_F(OnnxBadInput, ProtobufRecursionLimit) {
   // Ten nested If bodies need about 30 levels of protobuf messages.
-  onnx::ModelProto proto = simpleModel();
-  onnx::GraphProto* graph = proto.mutable_graph();
-  addInput(*graph, "cond", {}, onnx::TensorProto::BOOL);
-  for (int level = 0; level < 10; ++level) {
-    onnx::NodeProto* node = addNode(*graph, "If", {"cond"}, {"out" + std::to_string(level)});
-    onnx::AttributeProto* attr = node->add_attribute();
-    attr->set_name("then_branch");
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    graph = attr->mutable_g();
-  }
+  proto = nestedIfModel(10);
   LoadOptions options;
   options.protobufRecursionLimit = 20;
   Error e = loadError(dir, proto, options);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_THAT(e.cause(), HasSubstr("nest deeper than the recursion limit (20)"));
-  expectOneLine(e);
+  expectModelError(e, dir, _, HasSubstr("nest deeper than the recursion limit (20)"));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Tensors
 
-TEST(OnnxBadInput, DimsWhoseProductOverflows) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, DimsWhoseProductOverflows) {
   onnx::TensorProto* w = proto.mutable_graph()->mutable_initializer(0);
   w->clear_dims();
   for (int i = 0; i < 3; ++i) w->add_dims(int64_t{1} << 30);
   Error e = loadError(dir, proto);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_EQ(e.subject(), "initializer 'w'");
-  EXPECT_THAT(e.cause(), HasSubstr("overflows"));
-  expectOneLine(e);
+  expectModelError(e, dir, "initializer 'w'", HasSubstr("overflows"));
 }
 
-TEST(OnnxBadInput, NegativeDims) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, NegativeDims) {
   proto.mutable_graph()->mutable_initializer(0)->set_dims(0, -2);
   Error e = loadError(dir, proto);
   EXPECT_EQ(e.subject(), "initializer 'w'");
   EXPECT_THAT(e.cause(), HasSubstr("negative dimension -2"));
 }
 
-TEST(OnnxBadInput, RawDataLengthDisagreesWithShape) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, RawDataLengthDisagreesWithShape) {
   proto.mutable_graph()->mutable_initializer(0)->set_dims(0, 3);  // 12 bytes needed, 8 given
   Error e = loadError(dir, proto);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_EQ(e.subject(), "initializer 'w'");
-  EXPECT_THAT(e.cause(), HasSubstr("raw_data holds 8 bytes, but its shape [3] of FLOAT needs 12"));
-  expectOneLine(e);
+  expectModelError(e, dir, "initializer 'w'",
+                   HasSubstr("raw_data holds 8 bytes, but its shape [3] of FLOAT needs 12"));
 }
 
-TEST(OnnxBadInput, TypedFieldDisagreesWithShapeOrType) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, TypedFieldDisagreesWithShapeOrType) {
   onnx::TensorProto* w = proto.mutable_graph()->mutable_initializer(0);
   w->clear_raw_data();
   w->add_float_data(1.0f);
@@ -164,9 +167,7 @@ TEST(OnnxBadInput, TypedFieldDisagreesWithShapeOrType) {
               HasSubstr("int64_data cannot hold values of type FLOAT"));
 }
 
-TEST(OnnxBadInput, UnknownDataType) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, UnknownDataType) {
   proto.mutable_graph()->mutable_initializer(0)->set_data_type(99);
   Error e = loadError(dir, proto);
   EXPECT_EQ(e.subject(), "initializer 'w'");
@@ -183,47 +184,30 @@ TEST(OnnxBadInput, UnknownDataType) {
 // ---------------------------------------------------------------------------------------------
 // Graph structure
 
-TEST(OnnxBadInput, GraphCycle) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, GraphCycle) {
   onnx::GraphProto& graph = *proto.mutable_graph();
   graph.mutable_node(0)->set_input(0, "y");  // add(y, w) -> s -> relu -> y
   Error e = loadError(dir, proto);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_THAT(e.subject(), HasSubstr("node '"));
-  EXPECT_THAT(e.cause(), HasSubstr("cycle"));
-  expectOneLine(e);
+  expectModelError(e, dir, HasSubstr("node '"), HasSubstr("cycle"));
 }
 
-TEST(OnnxBadInput, UndefinedNodeInput) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, UndefinedNodeInput) {
   proto.mutable_graph()->mutable_node(0)->set_input(1, "nowhere");
   Error e = loadError(dir, proto);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_EQ(e.subject(), "node 'add' (Add)");
-  EXPECT_EQ(e.cause(), "input 1 'nowhere' is not defined");
-  expectOneLine(e);
+  expectModelError(e, dir, "node 'add' (Add)", "input 1 'nowhere' is not defined");
 }
 
-TEST(OnnxBadInput, UndefinedGraphOutput) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, UndefinedGraphOutput) {
   proto.mutable_graph()->mutable_output(0)->set_name("ghost");
   Error e = loadError(dir, proto);
   EXPECT_EQ(e.subject(), "graph output 'ghost'");
   EXPECT_THAT(e.cause(), HasSubstr("not defined"));
 }
 
-TEST(OnnxBadInput, DuplicateValueNames) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
+TEST_F(OnnxBadInput, DuplicateValueNames) {
   addNode(*proto.mutable_graph(), "Neg", {"x"}, {"s"}, "again");
   Error e = loadError(dir, proto);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_EQ(e.subject(), "node 'again' (Neg)");
-  EXPECT_THAT(e.cause(), HasSubstr("'s' is defined more than once"));
-  expectOneLine(e);
+  expectModelError(e, dir, "node 'again' (Neg)", HasSubstr("'s' is defined more than once"));
 
   onnx::ModelProto initializerTwice = simpleModel();
   addFloatInitializer(*initializerTwice.mutable_graph(), "w", {0.0f, 0.0f});
@@ -233,36 +217,22 @@ TEST(OnnxBadInput, DuplicateValueNames) {
   onnx::ModelProto shadowing = simpleModel();
   onnx::GraphProto& graph = *shadowing.mutable_graph();
   addInput(graph, "cond", {}, onnx::TensorProto::BOOL);
-  onnx::AttributeProto* attr = addNode(graph, "If", {"cond"}, {"r"}, "if")->add_attribute();
-  attr->set_name("then_branch");
-  attr->set_type(onnx::AttributeProto::GRAPH);
-  addNode(*attr->mutable_g(), "Neg", {"x"}, {"y"}, "inner");
-  addOutput(*attr->mutable_g(), "y");
+  onnx::GraphProto* branch =
+      addGraphAttribute(addNode(graph, "If", {"cond"}, {"r"}, "if"), "then_branch");
+  addNode(*branch, "Neg", {"x"}, {"y"}, "inner");
+  addOutput(*branch, "y");
   Error shadow = loadError(dir, shadowing);
   EXPECT_EQ(shadow.subject(), "node 'inner' (Neg)");
   EXPECT_THAT(shadow.cause(), HasSubstr("'y' is defined more than once"));
 }
 
-TEST(OnnxBadInput, SubgraphsNestedTooDeep) {
-  TempDir dir;
-  onnx::ModelProto proto = simpleModel();
-  onnx::GraphProto* graph = proto.mutable_graph();
-  addInput(*graph, "cond", {}, onnx::TensorProto::BOOL);
-  for (int level = 0; level < 6; ++level) {
-    onnx::NodeProto* node = addNode(*graph, "If", {"cond"}, {"out" + std::to_string(level)},
-                                    "if" + std::to_string(level));
-    onnx::AttributeProto* attr = node->add_attribute();
-    attr->set_name("then_branch");
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    graph = attr->mutable_g();
-  }
+TEST_F(OnnxBadInput, SubgraphsNestedTooDeep) {
+  proto = nestedIfModel(6);
   LoadOptions options;
   options.maxNestingDepth = 4;
   Error e = loadError(dir, proto, options);
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_EQ(e.subject(), "node 'if4' (If)");
-  EXPECT_EQ(e.cause(), "attribute 'then_branch': subgraphs nest deeper than 4 levels");
-  expectOneLine(e);
+  expectModelError(e, dir, "node 'if4' (If)",
+                   "attribute 'then_branch': subgraphs nest deeper than 4 levels");
   options.maxNestingDepth = 6;
   EXPECT_NO_THROW(loadModel(dir / "model.onnx", options));
 }
@@ -284,17 +254,12 @@ onnx::ModelProto externalModel(const std::string& location, uint64_t offset = 0)
   return proto;
 }
 
-TEST(OnnxBadInput, MissingExternalDataFile) {
-  TempDir dir;
+TEST_F(OnnxBadInput, MissingExternalDataFile) {
   Error e = loadError(dir, externalModel("weights.bin"));
-  EXPECT_EQ(e.where(), (dir / "model.onnx").string());
-  EXPECT_EQ(e.subject(), "initializer 'w'");
-  EXPECT_EQ(e.cause(), "external data file 'weights.bin' does not exist");
-  expectOneLine(e);
+  expectModelError(e, dir, "initializer 'w'", "external data file 'weights.bin' does not exist");
 }
 
-TEST(OnnxBadInput, ExternalDataFileTooShort) {
-  TempDir dir;
+TEST_F(OnnxBadInput, ExternalDataFileTooShort) {
   testing::writeFile(dir / "weights.bin", std::string(10, 'x'));
   Error e = loadError(dir, externalModel("weights.bin", 4));
   EXPECT_EQ(e.subject(), "initializer 'w'");
@@ -303,8 +268,7 @@ TEST(OnnxBadInput, ExternalDataFileTooShort) {
   expectOneLine(e);
 }
 
-TEST(OnnxBadInput, ExternalDataPathTraversal) {
-  TempDir dir;
+TEST_F(OnnxBadInput, ExternalDataPathTraversal) {
   fs::create_directories(dir / "model");
   testing::writeFile(dir / "outside.bin", std::string(64, 'x'));
   auto load = [&](const std::string& location) {
@@ -337,10 +301,9 @@ TEST(OnnxBadInput, ExternalDataPathTraversal) {
   EXPECT_NO_THROW(loadModel(dir / "model" / "model.onnx"));
 }
 
-TEST(OnnxBadInput, ExternalDataEntriesMalformed) {
-  TempDir dir;
+TEST_F(OnnxBadInput, ExternalDataEntriesMalformed) {
   testing::writeFile(dir / "weights.bin", std::string(64, 'x'));
-  onnx::ModelProto proto = externalModel("weights.bin");
+  proto = externalModel("weights.bin");
   proto.mutable_graph()->mutable_initializer(0)->mutable_external_data(1)->set_value("12abc");
   EXPECT_THAT(loadError(dir, proto).cause(), HasSubstr("offset '12abc' is not a non-negative"));
   onnx::ModelProto wrongLength = externalModel("weights.bin");
@@ -356,8 +319,7 @@ TEST(OnnxBadInput, ExternalDataEntriesMalformed) {
 // ---------------------------------------------------------------------------------------------
 // TensorProto files
 
-TEST(OnnxBadInput, TensorProtoFiles) {
-  TempDir dir;
+TEST_F(OnnxBadInput, TensorProtoFiles) {
   testing::writeFile(dir / "empty.pb", "");
   try {
     loadTensorProtoFile(dir / "empty.pb");

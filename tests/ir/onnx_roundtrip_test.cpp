@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::addFloatInitializer;
+using testing::addGraphAttribute;
 using testing::addInput;
 using testing::addNode;
 using testing::addOutput;
@@ -237,11 +238,7 @@ TEST(OnnxRoundTrip, LargeTensorsAtEveryNestingLevel) {
   addInput(graph, "cond", {}, onnx::TensorProto::BOOL);
   onnx::NodeProto* ifNode = addNode(graph, "If", {"cond"}, {"branch"}, "if");
   for (const char* branchName : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* attr = ifNode->add_attribute();
-    attr->set_name(branchName);
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* branch = attr->mutable_g();
-    branch->set_name(branchName);
+    onnx::GraphProto* branch = addGraphAttribute(ifNode, branchName);
     addFloatInitializer(*branch, std::string(branchName) + "_w", big);
     onnx::NodeProto* constant = addNode(*branch, "Constant", {}, {std::string(branchName) + "_c"});
     onnx::AttributeProto* value = constant->add_attribute();
@@ -460,11 +457,7 @@ TEST(OnnxRoundTrip, SubgraphsUseValuesOfEnclosingGraphs) {
   addInput(graph, "cond", {}, onnx::TensorProto::BOOL);
   onnx::NodeProto* ifNode = addNode(graph, "If", {"cond"}, {"picked"}, "if");
   for (const char* branchName : {"then_branch", "else_branch"}) {
-    onnx::AttributeProto* attr = ifNode->add_attribute();
-    attr->set_name(branchName);
-    attr->set_type(onnx::AttributeProto::GRAPH);
-    onnx::GraphProto* branch = attr->mutable_g();
-    branch->set_name(branchName);
+    onnx::GraphProto* branch = addGraphAttribute(ifNode, branchName);
     // Both branches name their output the same: sibling scopes may reuse names.
     addNode(*branch, "Neg", {"s"}, {"branch_out"});
     addOutput(*branch, "branch_out");

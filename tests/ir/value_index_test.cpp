@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "IrTestUtil.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt {
@@ -29,14 +30,11 @@ Node* reluNamed(Graph& g, Value* input, const std::string& output) {
 Node* ifWithBranchesDefining(Graph& g, Value* cond, Value* outer, const std::string& inner) {
   Node* ifNode = g.createNode("If", {cond}, 1);
   for (const char* branch : {"then_branch", "else_branch"}) {
-    Attribute attr;
-    attr.name = branch;
-    attr.kind = AttrKind::Graph;
-    attr.g = std::make_unique<Graph>(&g.model(), ifNode);
-    Node* neg = attr.g->createEmptyNode("Neg");
-    neg->addInput(outer);
-    attr.g->addOutput(neg->addOutput(inner));
-    ifNode->setAttr(std::move(attr));
+    testing::addSubgraph(ifNode, branch, [&](Graph& body) {
+      Node* neg = body.createEmptyNode("Neg");
+      neg->addInput(outer);
+      body.addOutput(neg->addOutput(inner));
+    });
   }
   return ifNode;
 }

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "IrTestUtil.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/ir/Verifier.h"
@@ -54,23 +55,28 @@ Node* addIf(Graph& g, Value* cond, Value* outer, const std::string& tag) {
   Node* ifNode = g.createNode("If", {cond}, 1);
   ifNode->setName("if_" + tag);
   ifNode->output(0)->setName("if_out_" + tag);
-  Attribute then;
-  then.name = "then_branch";
-  then.kind = AttrKind::Graph;
-  then.g = std::make_unique<Graph>(&g.model(), ifNode);
-  then.g->name = "then_" + tag;
-  Node* inner = then.g->createNode("Neg", {outer}, 1);
-  inner->setName("inner_" + tag);
-  inner->output(0)->setName("inner_out_" + tag);
-  then.g->addOutput(inner->output(0));
-  ifNode->setAttr(std::move(then));
+  testing::addSubgraph(ifNode, "then_branch", [&](Graph& then) {
+    then.name = "then_" + tag;
+    Node* inner = then.createNode("Neg", {outer}, 1);
+    inner->setName("inner_" + tag);
+    inner->output(0)->setName("inner_out_" + tag);
+    then.addOutput(inner->output(0));
+  });
   return ifNode;
 }
 
-TEST(Verifier, AcceptsAWellFormedModelWithSubgraphs) {
+// Each test breaks the chain model `c` in one way; `g` is its main graph.
+class Verifier : public ::testing::Test {
+ protected:
+  // A bool graph input: the condition of the If nodes a test adds.
+  Value* addCond() { return g.addInput("cond", ValueType::tensor(DataType::Bool, {})); }
+
   Chain c;
   Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+};
+
+TEST_F(Verifier, AcceptsAWellFormedModelWithSubgraphs) {
+  Value* cond = addCond();
   auto t = std::make_shared<Tensor>(Tensor::fromFloats({2}, std::vector<float>{1.0f, 2.0f}));
   t->setName("w");
   Value* w = g.addInitializer(t);
@@ -81,21 +87,18 @@ TEST(Verifier, AcceptsAWellFormedModelWithSubgraphs) {
   EXPECT_NO_THROW(verifyModelOrThrow(c.m, "after pass 'test'"));
 }
 
-TEST(Verifier, NodesOutOfTopologicalOrder) {
-  Chain c;
+TEST_F(Verifier, NodesOutOfTopologicalOrder) {
   c.neg->moveBefore(c.relu);
   expectOneIssue(c.m, "node 'neg' (Neg)", "before it is defined");
 }
 
-TEST(Verifier, Cycle) {
-  Chain c;
+TEST_F(Verifier, Cycle) {
   // relu reads neg's output, neg reads relu's.
   c.relu->setInput(0, c.neg->output(0));
   expectOneIssue(c.m, "node 'relu' (Relu)", "cycle");
 }
 
-TEST(Verifier, UseOfAValueFromAnotherModel) {
-  Chain c;
+TEST_F(Verifier, UseOfAValueFromAnotherModel) {
   Model other;
   Value* foreign = other.graph().addInput("foreign", floatType());
   c.neg->addInput(foreign);
@@ -103,8 +106,7 @@ TEST(Verifier, UseOfAValueFromAnotherModel) {
   c.neg->removeInput(1);
 }
 
-TEST(Verifier, UseOfAnOmittedOutput) {
-  Chain c;
+TEST_F(Verifier, UseOfAnOmittedOutput) {
   Node* split = c.m.graph().createNode("Split", {c.x}, 0);
   split->addOutput("s0");
   Value* absent = split->addOutput({}, /*absent=*/true);
@@ -112,27 +114,22 @@ TEST(Verifier, UseOfAnOmittedOutput) {
   expectOneIssue(c.m, "node 'reader' (Relu)", "omitted");
 }
 
-TEST(Verifier, DuplicateNameInOneGraph) {
-  Chain c;
+TEST_F(Verifier, DuplicateNameInOneGraph) {
   Node* abs = c.m.graph().createNode("Abs", {c.x}, 0);
   abs->addOutput("r");  // same name as relu's output
   expectOneIssue(c.m, "value 'r'", "two values");
 }
 
-TEST(Verifier, SubgraphShadowingAnOuterName) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, SubgraphShadowingAnOuterName) {
+  Value* cond = addCond();
   Node* ifNode = addIf(g, cond, c.relu->output(0), "a");
   Graph* sub = ifNode->subgraphs()[0];
   sub->firstNode()->addOutput("x");  // shadows the main graph's input
   expectOneIssue(c.m, "value 'x'", "no shadowing");
 }
 
-TEST(Verifier, SiblingSubgraphsMayReuseAName) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, SiblingSubgraphsMayReuseAName) {
+  Value* cond = addCond();
   Node* first = addIf(g, cond, c.relu->output(0), "a");
   Node* second = addIf(g, cond, first->output(0), "b");
   Node* reuse = second->subgraphs()[0]->createEmptyNode("Abs");
@@ -150,38 +147,31 @@ TEST(Verifier, SiblingSubgraphsMayReuseAName) {
   EXPECT_NE(issues[0].message.find("no shadowing"), std::string::npos) << issues[0].message;
 }
 
-TEST(Verifier, OuterValueDefinedAfterTheNodeOwningTheSubgraph) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, OuterValueDefinedAfterTheNodeOwningTheSubgraph) {
+  Value* cond = addCond();
   // The If reads neg's output from inside its branch, but sits before neg.
   Node* ifNode = addIf(g, cond, c.neg->output(0), "a");
   ifNode->moveBefore(c.neg);
   expectOneIssue(c.m, "node 'inner_a' (Neg)", "enclosing graph");
 }
 
-TEST(Verifier, UseOfASiblingSubgraphsValue) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, UseOfASiblingSubgraphsValue) {
+  Value* cond = addCond();
   Node* first = addIf(g, cond, c.x, "a");
   Value* innerOfFirst = first->subgraphs()[0]->firstNode()->output(0);
   addIf(g, cond, innerOfFirst, "b");
   expectOneIssue(c.m, "node 'inner_b' (Neg)", "not visible here");
 }
 
-TEST(Verifier, UseOfASubgraphValueInTheOuterGraph) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, UseOfASubgraphValueInTheOuterGraph) {
+  Value* cond = addCond();
   Node* ifNode = addIf(g, cond, c.x, "a");
   Value* inner = ifNode->subgraphs()[0]->firstNode()->output(0);
   g.createNode("Relu", {inner}, 1)->setName("outside");
   expectOneIssue(c.m, "node 'outside' (Relu)", "not visible here");
 }
 
-TEST(Verifier, GraphOutputNotDefined) {
-  Chain c;
+TEST_F(Verifier, GraphOutputNotDefined) {
   Model other;
   Value* foreign = other.graph().addInput("foreign", floatType());
   c.m.graph().addOutput(foreign);
@@ -193,17 +183,14 @@ TEST(Verifier, GraphOutputNotDefined) {
   c.m.graph().removeOutput(1);
 }
 
-TEST(Verifier, SubgraphOutputMayBeAnOuterValue) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, SubgraphOutputMayBeAnOuterValue) {
+  Value* cond = addCond();
   Node* ifNode = addIf(g, cond, c.x, "a");
   ifNode->subgraphs()[0]->addOutput(c.x);
   EXPECT_EQ(allIssues(verifyModel(c.m)), "");
 }
 
-TEST(Verifier, MissingOpsetImport) {
-  Chain c;
+TEST_F(Verifier, MissingOpsetImport) {
   c.m.graph().createNode("Foo", {c.x}, 1, nullptr, "com.example")->setName("foo");
   c.m.graph().createNode("Bar", {c.x}, 1, nullptr, "com.example")->setName("bar");
   // Reported once per domain, at its first node.
@@ -212,22 +199,18 @@ TEST(Verifier, MissingOpsetImport) {
   EXPECT_EQ(allIssues(verifyModel(c.m)), "");
 }
 
-TEST(Verifier, MissingDefaultOpsetImport) {
-  Chain c;
+TEST_F(Verifier, MissingDefaultOpsetImport) {
   c.m.opsetImports.clear();
   expectOneIssue(c.m, "node 'relu' (Relu)", "default domain");
 }
 
-TEST(Verifier, DomainImportedTwice) {
-  Chain c;
+TEST_F(Verifier, DomainImportedTwice) {
   c.m.opsetImports.push_back({"ai.onnx", 17});
   expectOneIssue(c.m, "model", "imported twice");
 }
 
-TEST(Verifier, UseByANodeThatLeftTheModel) {
-  Chain c;
-  Graph& g = c.m.graph();
-  Value* cond = g.addInput("cond", ValueType::tensor(DataType::Bool, {}));
+TEST_F(Verifier, UseByANodeThatLeftTheModel) {
+  Value* cond = addCond();
   Node* ifNode = addIf(g, cond, c.x, "a");
   // Taking the branch out of the attribute list behind the IR's back leaves x with a use by a
   // node that is no longer part of the model.
@@ -238,8 +221,7 @@ TEST(Verifier, UseByANodeThatLeftTheModel) {
   EXPECT_EQ(allIssues(verifyModel(c.m)), "");
 }
 
-TEST(Verifier, VerifyOrThrowNamesTheFirstIssueAndTheContext) {
-  Chain c;
+TEST_F(Verifier, VerifyOrThrowNamesTheFirstIssueAndTheContext) {
   c.m.sourcePath = "model.onnx";
   c.neg->moveBefore(c.relu);
   c.m.opsetImports.clear();

@@ -12,24 +12,19 @@ Runtime runs that one. Exits 1 on any mismatch and when ONNX Runtime is not inst
 `npm ci --ignore-scripts` in the repository root)."""
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "support"))
+from fp16_common import ROOT, finish, require_ort, run_ort, run_qopt_run  # noqa: E402
+
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 
 import build_models  # noqa: E402
 import modelkit  # noqa: E402
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
 
 
 def relative_error(actual, expected):
@@ -78,10 +73,7 @@ def main():
     parser.add_argument("--threads", default="1,2", help="qopt thread counts to run")
     args = parser.parse_args()
 
-    ort_package = os.path.join(ROOT, "node_modules", "onnxruntime-node", "package.json")
-    if not os.path.exists(ort_package):
-        sys.exit(f"FAILED: ONNX Runtime (onnxruntime-node) is not installed under {ROOT}/"
-                 "node_modules; run `npm ci --ignore-scripts` in the repository root")
+    require_ort()
 
     work = os.path.join(args.work, args.model)
     model, inputs, *reference = build_models.MODEL_SETS["tests"][args.model]()
@@ -93,32 +85,22 @@ def main():
         modelkit.save(reference[0], inputs, work, args.model + "_reference")
         ort_model_path = os.path.join(work, args.model + "_reference.onnx")
 
-    ort_dir = os.path.join(work, "ort")
     # ONNX Runtime's graph optimizations are off so that each op is evaluated as ONNX defines it
     # (with them, QDQ groups become integer QLinear ops whose rounding differs by design).
-    run([args.node, os.path.join(ROOT, "tests", "ort", "run_ort.js"), "--model", ort_model_path,
-         "--inputs", input_dir, "--outputs", ort_dir, "--optimization", "disabled"])
-    with open(os.path.join(ort_dir, "outputs.json")) as f:
-        names = json.load(f)
+    expected_outputs = run_ort(args.node, ort_model_path, input_dir, os.path.join(work, "ort"))
+    names = list(expected_outputs)
 
     failures = []
     for threads in args.threads.split(","):
         qopt_dir = os.path.join(work, f"qopt_threads{threads}")
-        run([args.qopt_run, model_path, "--inputs", input_dir, "--outputs", qopt_dir,
-             "--threads", threads])
+        actual_outputs = run_qopt_run(args.qopt_run, model_path, input_dir, qopt_dir, names,
+                                      ["--threads", threads])
         print(f"{args.model}, qopt with {threads} thread(s) against ONNX Runtime:")
         for name in names:
-            stem = "".join(c if c.isalnum() or c in "_.-" else "_" for c in name) + ".npy"
-            actual = np.load(os.path.join(qopt_dir, stem))
-            expected = np.load(os.path.join(ort_dir, stem))
-            failure = compare(name, actual, expected, args.rtol)
+            failure = compare(name, actual_outputs[name], expected_outputs[name], args.rtol)
             if failure:
                 failures.append(f"threads={threads}: {failure}")
-    if failures:
-        print("\n".join(["FAILED:"] + failures))
-        return 1
-    print(f"{args.model}: {len(names)} outputs match ONNX Runtime")
-    return 0
+    return finish(failures, f"{args.model}: {len(names)} outputs match ONNX Runtime")
 
 
 if __name__ == "__main__":

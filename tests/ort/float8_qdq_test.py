@@ -17,14 +17,15 @@ Runtime is not installed."""
 
 import argparse
 import os
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "support"))
+from fp16_common import ROOT, finish, require_ort, run  # noqa: E402
 
 # (ONNX type number, mantissa bits, exponent bias, fnuz, has infinity, largest finite code).
 FORMATS = {
@@ -123,21 +124,13 @@ def cases(rng):
     yield "e5m2_per_axis", qdq_model(fmt, 1, [4, 3, 5], -2, [1e-4, 0.37, 2.0]), x.astype(np.float32)
 
 
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", required=True)
     parser.add_argument("--qopt-run", required=True)
     parser.add_argument("--node", default="node")
     args = parser.parse_args()
-    if not os.path.exists(os.path.join(ROOT, "node_modules", "onnxruntime-node", "package.json")):
-        sys.exit(f"FAILED: ONNX Runtime (onnxruntime-node) is not installed under {ROOT}/"
-                 "node_modules; run `npm ci --ignore-scripts` in the repository root")
+    require_ort()
     rng = np.random.default_rng(19)
     failures = []
     for name, model, x in cases(rng):
@@ -160,11 +153,8 @@ def main():
             i = tuple(np.argwhere(differ)[0])
             failures.append(f"{name}: {np.count_nonzero(differ)} values differ, first at {i}: "
                             f"x {x[i]!r}, qopt {actual[i]!r}, ONNX Runtime {expected[i]!r}")
-    if failures:
-        print("\n".join(["FAILED:"] + failures))
-        return 1
-    print("float8 QuantizeLinear/DequantizeLinear: qopt equals ONNX Runtime bit for bit")
-    return 0
+    return finish(failures,
+                  "float8 QuantizeLinear/DequantizeLinear: qopt equals ONNX Runtime bit for bit")
 
 
 if __name__ == "__main__":

@@ -25,14 +25,15 @@ channels, by 0.7 dB. Exits 1 on a failure."""
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "support"))
+from fp16_common import ROOT, finish, require_ort, run  # noqa: E402
 
 INT4, UINT4 = 22, 21  # TensorProto numbers that ONNX 1.12's helpers predate
 
@@ -49,13 +50,6 @@ OUTLIER_FLOORS = {"rtn_qdq": 21.0, "rtn_ort": 21.0, "rtn_ort_asym": 21.5, "awq_q
                   "awq_ort": 26.5, "gptq_qdq": 21.0, "gptq_ort": 21.0, "gptq_ort_asym": 21.5}
 GPT_GAINS_DB = {"awq": 1.0, "gptq": 0.7}
 OUTLIER_GAINS_DB = {"awq": 4.0}
-
-
-def run(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"FAILED: {' '.join(cmd)}\n{proc.stdout}{proc.stderr}")
-    return proc
 
 
 def pack_nibbles(codes):
@@ -347,20 +341,14 @@ def main():
     parser.add_argument("--node", default="node")
     parser.add_argument("--part", choices=["kernels", "pass", "all"], default="all")
     args = parser.parse_args()
-    if not os.path.exists(os.path.join(ROOT, "node_modules", "onnxruntime-node", "package.json")):
-        sys.exit(f"FAILED: ONNX Runtime (onnxruntime-node) is not installed under {ROOT}/"
-                 "node_modules; run `npm ci --ignore-scripts` in the repository root")
+    require_ort()
     runner = Runner(args)
     failures = []
     if args.part in ("kernels", "all"):
         failures += kernel_cases(runner)
     if args.part in ("pass", "all"):
         failures += pass_cases(runner)
-    if failures:
-        print("\n".join(["FAILED:"] + failures))
-        return 1
-    print("INT4 weights: qopt equals ONNX Runtime")
-    return 0
+    return finish(failures, "INT4 weights: qopt equals ONNX Runtime")
 
 
 if __name__ == "__main__":

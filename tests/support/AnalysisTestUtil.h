@@ -26,22 +26,33 @@ inline interp::Array floats(interp::Shape shape, const std::vector<float>& value
   return a;
 }
 
-/// A fixture with an empty folder of its own per test (`dir_`), removed afterwards.
+/// A fixture with an empty folder of its own per test (`dir_`, named after the test), removed
+/// afterwards.
 class TempDirTest : public ::testing::Test {
  protected:
-  explicit TempDirTest(std::string prefix) : prefix_(std::move(prefix)) {}
   void SetUp() override {
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = std::filesystem::temp_directory_path() /
-           (prefix_ + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+           (std::string("qopt_") + info->test_suite_name() + "_" + info->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::filesystem::path dir_;
-
- private:
-  std::string prefix_;
 };
+
+/// How many times `what` occurs in `text` (overlaps counted).
+inline size_t countOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+/// y = Relu(x), x and y float[1,2]: a model with one input.
+inline constexpr const char* kReluModel = R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[1,2] x) => (float[1,2] y) { y = Relu(x) }
+)";
 
 /// The node whose first output is `name`.
 inline Node* producerOf(const Graph& graph, std::string_view name) {

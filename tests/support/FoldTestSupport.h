@@ -1,5 +1,5 @@
 // Shared by the fold-bn and fold-constants tests: building small models, running a pipeline of
-// the built-in passes, and comparing interpreter outputs.
+// the built-in passes (PipelineTestSupport.h), and comparing interpreter outputs.
 #pragma once
 
 #include <algorithm>
@@ -14,56 +14,10 @@
 
 #include <gtest/gtest.h>
 
+#include "PipelineTestSupport.h"
 #include "qopt/interp/Interpreter.h"
-#include "qopt/ir/Graph.h"
-#include "qopt/ir/Verifier.h"
-#include "qopt/pass/PassManager.h"
-#include "qopt/pass/PluginLoader.h"
 
 namespace qopt::testing {
-
-inline const PassRegistry& builtinPasses() {
-  static const PassRegistry registry = [] {
-    PassRegistry r;
-    PluginLoader loader;
-    loader.loadDirectory(builtinPassDirectory(), r);
-    return r;
-  }();
-  return registry;
-}
-
-struct PassOutcome {
-  PassResult result;  // of the last pass
-  std::unique_ptr<PassContext> context = std::make_unique<PassContext>();
-};
-
-class LastResult : public PassInstrumentation {
- public:
-  void passFinished(const PassRun& run, const Model&, PassContext&) override { last = run.result; }
-  PassResult last;
-};
-
-/// Runs `pipeline` through the pass manager (which keeps the name map) and checks the IR after.
-inline PassOutcome runPipeline(Model& model, std::string_view pipeline) {
-  PassManager manager(parsePipeline(pipeline, builtinPasses()));
-  LastResult keeper;
-  manager.addInstrumentation(keeper);
-  PassOutcome outcome;
-  manager.run(model, *outcome.context);
-  outcome.result = keeper.last;
-  std::vector<VerifyIssue> issues = verifyModel(model);
-  EXPECT_TRUE(issues.empty()) << "IR invalid after " << pipeline << ": "
-                              << (issues.empty() ? ""
-                                                 : issues[0].subject + ": " + issues[0].message);
-  return outcome;
-}
-
-inline std::unique_ptr<Model> newModel(int64_t opset) {
-  auto model = std::make_unique<Model>();
-  model->irVersion = 8;
-  model->setOpsetVersion("", opset);
-  return model;
-}
 
 inline Value* addInitializer(Graph& g, const std::string& name, DataType type,
                              std::vector<int64_t> dims, const std::vector<double>& values) {

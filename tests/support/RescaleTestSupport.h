@@ -16,18 +16,25 @@ namespace qopt::testing {
 /// Runs `pipeline` with `calibData` as --calib-data (empty: none) and checks the IR after.
 inline PassOutcome runWithData(Model& model, std::string_view pipeline,
                                const std::string& calibData) {
-  PassManager manager(parsePipeline(pipeline, builtinPasses()));
-  LastResult keeper;
-  manager.addInstrumentation(keeper);
-  PassOutcome outcome;
-  outcome.context->data.calibData = calibData;
-  manager.run(model, *outcome.context);
-  outcome.result = keeper.last;
-  std::vector<VerifyIssue> issues = verifyModel(model);
-  EXPECT_TRUE(issues.empty()) << "IR invalid after " << pipeline << ": "
-                              << (issues.empty() ? ""
-                                                 : issues[0].subject + ": " + issues[0].message);
-  return outcome;
+  return runPipeline(model, pipeline, calibData);
+}
+
+/// One map of graph inputs per sample.
+using Samples = std::vector<std::map<std::string, interp::Array>>;
+
+/// Max relative output error of `model` after `pipeline` (with `calib` as --calib-data) against
+/// before, over `inputs`; the last pass's result goes to `result` where given.
+inline double errorAfter(Model& model, std::string_view pipeline, const Samples& inputs,
+                         const std::string& calib = {}, PassResult* result = nullptr) {
+  std::vector<std::vector<interp::Array>> before;
+  for (const auto& in : inputs) before.push_back(runInterpreter(model, in));
+  PassOutcome outcome = runWithData(model, pipeline, calib);
+  if (result) *result = outcome.result;
+  double worst = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    worst = std::max(worst, maxRelativeError(runInterpreter(model, inputs[i]), before[i]));
+  }
+  return worst;
 }
 
 /// A fresh folder under the test temp dir holding one sample folder per entry of `samples`.
@@ -42,6 +49,12 @@ inline std::string writeSamples(const std::string& name,
       interp::writeNpy(folder / (input + ".npy"), array);
   }
   return root.string();
+}
+
+/// errorAfter with `samples` as the calibration data too, written to a folder named `name`.
+inline double errorAfterCalibrating(Model& model, std::string_view pipeline, const Samples& samples,
+                                    const std::string& name, PassResult* result = nullptr) {
+  return errorAfter(model, pipeline, samples, writeSamples(name, samples), result);
 }
 
 inline std::vector<double> initializerValues(const Model& model, const std::string& name) {

@@ -1,5 +1,6 @@
-"""Helpers shared by the strip-qdq and to-fp16 tests: running qopt, qopt-run and ONNX Runtime
-(tests/ort/run_ort.js) and comparing their outputs."""
+"""Helpers shared by the strip-qdq and to-fp16 tests and the ONNX Runtime differential tests
+(tests/ort): running qopt, qopt-run and ONNX Runtime (tests/ort/run_ort.js), comparing their
+outputs and reporting the result."""
 
 import gzip
 import json
@@ -39,9 +40,25 @@ def run_ort(node, model, input_dir, out_dir):
     return {n: np.load(os.path.join(out_dir, stem(n) + ".npy")) for n in names}
 
 
-def run_qopt_run(qopt_run, model, input_dir, out_dir, names):
-    """Graph outputs of `model` under qopt's reference interpreter."""
-    run([qopt_run, model, "--inputs", input_dir, "--outputs", out_dir])
+def require_ort():
+    """Exits when onnxruntime-node is missing, so that a missing runtime fails the test."""
+    if not os.path.exists(os.path.join(ROOT, "node_modules", "onnxruntime-node", "package.json")):
+        sys.exit(f"FAILED: ONNX Runtime (onnxruntime-node) is not installed under {ROOT}/"
+                 "node_modules; run `npm ci --ignore-scripts` in the repository root")
+
+
+def finish(failures, passed):
+    """The exit status of a test: prints its failures, or the line `passed` when there are none."""
+    if failures:
+        print("\n".join(["FAILED:"] + failures))
+        return 1
+    print(passed)
+    return 0
+
+
+def run_qopt_run(qopt_run, model, input_dir, out_dir, names, extra=()):
+    """Graph outputs of `model` under qopt's reference interpreter (`extra`: more options)."""
+    run([qopt_run, model, "--inputs", input_dir, "--outputs", out_dir, *extra])
     return {n: np.load(os.path.join(out_dir, stem(n) + ".npy")) for n in names}
 
 

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "qopt/analysis/Metrics.h"
-#include "qopt/analysis/ParallelSamples.h"
+#include "qopt/analysis/ObservedSamples.h"
 #include "qopt/analysis/Precision.h"
 #include "qopt/analysis/QuantizedLayers.h"
 #include "qopt/analysis/Sensitivity.h"
@@ -179,16 +179,8 @@ std::vector<LocalSensitivity> measureLocalSensitivity(const Model& model,
                                                       std::span<const Sample> samples) {
   Probe probe = buildProbe(model);
   const Graph& graph = probe.model->graph();
-  std::vector<std::vector<NoiseSums>> perSample(samples.size());
-  forEachSample<interp::Interpreter>(
-      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
-      [&](interp::Interpreter& interpreter, size_t i) {
-        PairObserver observer(probe);
-        runningSample(samples[i], [&] {
-          return interpreter.run(feedFor(graph, samples[i].inputs), &observer);
-        });
-        perSample[i] = std::move(observer.sums);
-      });
+  std::vector<std::vector<NoiseSums>> perSample =
+      observeEachSample(graph, samples, [&] { return PairObserver(probe); });
   std::vector<LocalSensitivity> layers = std::move(probe.layers);
   for (size_t k = 0; k < layers.size(); ++k) {
     NoiseSums total;

@@ -8,6 +8,7 @@
 
 #include "qopt/constants/ConstantCone.h"
 #include "qopt/constants/ConstantValue.h"
+#include "qopt/pass/EnumNames.h"
 
 namespace qopt::analysis {
 
@@ -198,18 +199,13 @@ bool fusesAsFp8(const std::optional<DequantizedInput>& in) {
 
 }  // namespace
 
+constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::Int8, "INT8"},
+                                                   {Precision::Fp8, "FP8"},
+                                                   {Precision::Fp16, "FP16"},
+                                                   {Precision::Fp32, "FP32"}};
+
 std::string_view precisionName(Precision precision) {
-  switch (precision) {
-    case Precision::Int8:
-      return "INT8";
-    case Precision::Fp8:
-      return "FP8";
-    case Precision::Fp16:
-      return "FP16";
-    case Precision::Fp32:
-      return "FP32";
-  }
-  return "FP32";
+  return enumName(kPrecisionNames, precision, "FP32");
 }
 
 bool DequantizedInput::isInteger8OrNarrower() const {

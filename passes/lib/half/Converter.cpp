@@ -274,18 +274,23 @@ Value* Converter::castOf(Value* value, DataType to) {
   cast->setName(model_.uniqueNodeName(value->name() + "_to" + suffixFor(to)));
   cast->addInput(value);
   cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(to)));
-  Value* out = cast->addOutput(model_.uniqueValueName(value->name() + suffixFor(to)));
-  // An untyped value gives an untyped Cast output: ONNX infers both.
-  if (value->type().isTensor()) {
-    ValueType type = value->type();
+  Value* out = addOutputIn(*cast, *value, to);
+  casts_[key] = out;
+  result_.statistics.add("casts-inserted");
+  return out;
+}
+
+Value* Converter::addOutputIn(Node& node, const Value& value, DataType to) {
+  Value* out = node.addOutput(model_.uniqueValueName(value.name() + suffixFor(to)));
+  // An untyped value gives an untyped output: ONNX infers both.
+  if (value.type().isTensor()) {
+    ValueType type = value.type();
     type.elemType = to;
     out->setType(type);
   }
   types_.set(out, to);
   if (to == options_.half) half_.insert(out);
-  casts_[key] = out;
   created_.insert(out);
-  result_.statistics.add("casts-inserted");
   return out;
 }
 
@@ -310,15 +315,7 @@ Value* Converter::dequantizeCopy(Value* value, DataType to) {
   for (size_t i = 0; i < dq->numInputs(); ++i) copy->addInput(i == 1 ? scale : dq->input(i));
   ValueMap none;
   for (const Attribute& attr : dq->attributes()) copy->setAttr(attr.clone(copy, none));
-  Value* out = copy->addOutput(model_.uniqueValueName(value->name() + suffixFor(to)));
-  if (value->type().isTensor()) {
-    ValueType type = value->type();
-    type.elemType = to;
-    out->setType(type);
-  }
-  types_.set(out, to);
-  if (toHalf) half_.insert(out);
-  created_.insert(out);
+  Value* out = addOutputIn(*copy, *value, to);
   result_.statistics.add("dequantize-copies");
   result_.applied(dq->describe(),
                   fmt::format("copied as '{}' for readers in {}: a Cast after it would break "

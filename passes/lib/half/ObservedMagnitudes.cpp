@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/FloatCapture.h"
 #include "qopt/analysis/SampleCache.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
@@ -26,22 +27,6 @@ double maxAbs(const interp::Array& array) {
   }
   return m;
 }
-
-class MagnitudeObserver : public interp::CaptureObserver {
- public:
-  MagnitudeObserver(std::unordered_set<const Value*> wanted, Magnitudes& magnitudes)
-      : wanted_(std::move(wanted)), magnitudes_(magnitudes) {}
-  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
-  void captured(const Value& value, const interp::Array& array) override {
-    if (!isFloatingPoint(array.dataType())) return;
-    double& m = magnitudes_[&value];
-    m = std::max(m, maxAbs(array));
-  }
-
- private:
-  std::unordered_set<const Value*> wanted_;
-  Magnitudes& magnitudes_;
-};
 
 }  // namespace
 
@@ -67,7 +52,11 @@ Magnitudes observeMagnitudes(const Model& model, PassContext& context, PassResul
       origin = "random inputs; --calib-data gives the real ranges";
     }
     interp::Interpreter interpreter(graph);
-    MagnitudeObserver observer(std::move(wanted), magnitudes);
+    analysis::FloatCapture observer(std::move(wanted),
+                                    [&](const Value& value, const interp::Array& array) {
+                                      double& m = magnitudes[&value];
+                                      m = std::max(m, maxAbs(array));
+                                    });
     for (analysis::Sample& sample : samples) {
       for (const auto& [name, array] : sample.inputs) {
         if (const Value* input = graph.findValue(name); input != nullptr) {

@@ -4,10 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "qopt/ir/Error.h"
+#include "qopt/ir/QuotedString.h"
 
 namespace qopt {
 
@@ -18,45 +20,34 @@ namespace {
 }
 
 void appendEscaped(std::string& out, std::string_view text) {
-  out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
+  appendQuoted(out, text, /*backspaceAndFormFeed=*/true, [](std::string& o, unsigned char c) {
+    if (c < 0x20) {
+      o += fmt::format("\\u{:04x}", c);
+    } else {
+      o += static_cast<char>(c);
     }
-  }
-  out += '"';
+  });
 }
 
 void newline(std::string& out, int indent, int depth) {
   if (indent < 0) return;
   out += '\n';
   out.append(static_cast<size_t>(indent * depth), ' ');
+}
+
+// An array or object at `depth`: `open`, the `count` items (dumpItem(i) writes item i) comma
+// separated, each on a line of its own when indenting, then `close`.
+template <class DumpItem>
+void dumpContainer(std::string& out, int indent, int depth, char open, char close, size_t count,
+                   DumpItem dumpItem) {
+  out += open;
+  for (size_t i = 0; i < count; ++i) {
+    if (i) out += ',';
+    newline(out, indent, depth + 1);
+    dumpItem(i);
+  }
+  if (count != 0) newline(out, indent, depth);
+  out += close;
 }
 
 class Parser {
@@ -315,17 +306,16 @@ const Json::Array& Json::asArray() const {
   if (!isArray()) typeMismatch("an array");
   return std::get<Array>(value_);
 }
+// The mutable asArray and asObject are the const ones (the same checks) on a non-const value.
 Json::Array& Json::asArray() {
-  if (!isArray()) typeMismatch("an array");
-  return std::get<Array>(value_);
+  return const_cast<Array&>(std::as_const(*this).asArray());
 }
 const Json::Object& Json::asObject() const {
   if (!isObject()) typeMismatch("an object");
   return std::get<Object>(value_);
 }
 Json::Object& Json::asObject() {
-  if (!isObject()) typeMismatch("an object");
-  return std::get<Object>(value_);
+  return const_cast<Object&>(std::as_const(*this).asObject());
 }
 
 Json& Json::operator[](std::string_view key) {
@@ -406,28 +396,17 @@ void Json::dumpTo(std::string& out, int indent, int depth) const {
       return;
     case 5: {
       const Array& array = std::get<Array>(value_);
-      out += '[';
-      for (size_t i = 0; i < array.size(); ++i) {
-        if (i) out += ',';
-        newline(out, indent, depth + 1);
-        array[i].dumpTo(out, indent, depth + 1);
-      }
-      if (!array.empty()) newline(out, indent, depth);
-      out += ']';
+      dumpContainer(out, indent, depth, '[', ']', array.size(),
+                    [&](size_t i) { array[i].dumpTo(out, indent, depth + 1); });
       return;
     }
     case 6: {
       const Object& object = std::get<Object>(value_);
-      out += '{';
-      for (size_t i = 0; i < object.size(); ++i) {
-        if (i) out += ',';
-        newline(out, indent, depth + 1);
+      dumpContainer(out, indent, depth, '{', '}', object.size(), [&](size_t i) {
         appendEscaped(out, object[i].first);
         out += indent < 0 ? ":" : ": ";
         object[i].second.dumpTo(out, indent, depth + 1);
-      }
-      if (!object.empty()) newline(out, indent, depth);
-      out += '}';
+      });
       return;
     }
   }

@@ -1,6 +1,7 @@
 #include "qopt/pass/Pass.h"
 
 #include "qopt/ir/Graph.h"
+#include "qopt/pass/EnumNames.h"
 
 namespace qopt {
 
@@ -24,15 +25,10 @@ void Statistics::merge(const Statistics& other) {
 }
 
 std::string_view remarkKindName(Remark::Kind kind) {
-  switch (kind) {
-    case Remark::Kind::Applied:
-      return "applied";
-    case Remark::Kind::Missed:
-      return "missed";
-    case Remark::Kind::Note:
-      return "note";
-  }
-  return "note";
+  constexpr EnumName<Remark::Kind> kNames[] = {{Remark::Kind::Applied, "applied"},
+                                               {Remark::Kind::Missed, "missed"},
+                                               {Remark::Kind::Note, "note"}};
+  return enumName(kNames, kind, "note");
 }
 
 std::string Pass::printPipelineItem() const {

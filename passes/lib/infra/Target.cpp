@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "qopt/ir/Error.h"
+#include "qopt/pass/EnumNames.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/Suggest.h"
 
@@ -49,15 +50,10 @@ TrtVersion parseTrtVersion(std::string_view text) {
 }
 
 std::string_view targetKindName(TargetKind kind) {
-  switch (kind) {
-    case TargetKind::TensorRT:
-      return "tensorrt";
-    case TargetKind::Ort:
-      return "ort";
-    case TargetKind::Generic:
-      return "generic";
-  }
-  return "generic";
+  constexpr EnumName<TargetKind> kNames[] = {{TargetKind::TensorRT, "tensorrt"},
+                                             {TargetKind::Ort, "ort"},
+                                             {TargetKind::Generic, "generic"}};
+  return enumName(kNames, kind, "generic");
 }
 
 std::string Target::str() const {

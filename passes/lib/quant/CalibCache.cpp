@@ -10,7 +10,6 @@
 
 #include "TextFile.h"
 #include "qopt/ir/Error.h"
-#include "qopt/ir/OnnxIO.h"
 
 namespace qopt::quant {
 
@@ -189,13 +188,7 @@ CalibrationCache parseCalibrationCache(std::string_view text, std::string_view s
 }
 
 void writeCalibrationCache(const CalibrationCache& cache, const std::filesystem::path& path) {
-  std::string text;
-  try {
-    text = formatCalibrationCache(cache);
-  } catch (const Error& e) {
-    throw e.withFile(path.string());
-  }
-  writeFileAtomically(path, text);
+  detail::writeTextFile(path, [&] { return formatCalibrationCache(cache); });
 }
 
 CalibrationCache readCalibrationCache(const std::filesystem::path& path) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "qopt/ir/Error.h"
+#include "qopt/pass/EnumNames.h"
 #include "qopt/pass/Suggest.h"
 #include "qopt/quant/Calibration.h"
 
@@ -15,9 +16,12 @@ namespace qopt::quant {
 
 namespace {
 
-constexpr CalibratorKind kKinds[] = {CalibratorKind::Max, CalibratorKind::Percentile,
-                                     CalibratorKind::Entropy, CalibratorKind::Mse,
-                                     CalibratorKind::Auto};
+// Also the order parseCalibrator tries the names in.
+constexpr EnumName<CalibratorKind> kCalibratorNames[] = {{CalibratorKind::Max, "max"},
+                                                         {CalibratorKind::Percentile, "percentile"},
+                                                         {CalibratorKind::Entropy, "entropy"},
+                                                         {CalibratorKind::Mse, "mse"},
+                                                         {CalibratorKind::Auto, "auto"}};
 
 double percentileAmax(const TensorStatistics& stats, double percentile) {
   const std::vector<uint64_t>& bins = stats.histogram();
@@ -51,26 +55,14 @@ void checkSpec(const CalibratorSpec& spec) {
 }  // namespace
 
 std::string_view calibratorName(CalibratorKind kind) {
-  switch (kind) {
-    case CalibratorKind::Max:
-      return "max";
-    case CalibratorKind::Percentile:
-      return "percentile";
-    case CalibratorKind::Entropy:
-      return "entropy";
-    case CalibratorKind::Mse:
-      return "mse";
-    case CalibratorKind::Auto:
-      return "auto";
-  }
-  return "max";
+  return enumName(kCalibratorNames, kind, "max");
 }
 
 CalibratorKind parseCalibrator(std::string_view text) {
   std::vector<std::string> names;
-  for (CalibratorKind kind : kKinds) {
-    if (text == calibratorName(kind)) return kind;
-    names.emplace_back(calibratorName(kind));
+  for (const auto& [kind, name] : kCalibratorNames) {
+    if (text == name) return kind;
+    names.emplace_back(name);
   }
   throw Error(
       ErrorKind::Usage, {}, {},

@@ -16,7 +16,7 @@
 #include "ConsumerProbe.h"
 #include "FakeQuantize.h"
 #include "qopt/analysis/Comparison.h"
-#include "qopt/analysis/ParallelSamples.h"
+#include "qopt/analysis/ObservedSamples.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 #include "qopt/quant/GraphValues.h"
@@ -254,17 +254,9 @@ std::vector<std::vector<double>> measureConsumerErrors(const Model& model,
                                                        std::span<const analysis::Sample> samples) {
   Probe probe = buildProbe(model, tensors, weights);
   const Graph& graph = probe.model->graph();
-  std::vector<ProbeSums> perSample(samples.size());
-  analysis::forEachSample<interp::Interpreter>(
-      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
-      [&](interp::Interpreter& interpreter, size_t i) {
-        ProbeObserver observer(probe);
-        analysis::runningSample(
-            samples[i],
-            [&] { return interpreter.run(analysis::feedFor(graph, samples[i].inputs), &observer); },
-            "judging calibrator=auto's candidates on sample");
-        perSample[i] = std::move(observer.sums);
-      });
+  std::vector<ProbeSums> perSample = analysis::observeEachSample(
+      graph, samples, [&] { return ProbeObserver(probe); },
+      "judging calibrator=auto's candidates on sample");
   ProbeSums total{std::vector<double>(probe.twins.size(), 0),
                   std::vector<double>(probe.references.size(), 0)};
   for (const ProbeSums& sample : perSample) {  // in sample order: deterministic

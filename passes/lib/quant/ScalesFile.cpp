@@ -6,7 +6,6 @@
 
 #include "TextFile.h"
 #include "qopt/ir/Error.h"
-#include "qopt/ir/OnnxIO.h"
 #include "qopt/pass/Json.h"
 
 namespace qopt::quant {
@@ -147,38 +146,34 @@ class EntryReader {
     return nullptr;
   }
 
-  std::vector<double> doubles(std::string_view key) const {
+  /// `take` (which checks one number and returns it) over the number or the array at `key`.
+  template <class T, class Take>
+  std::vector<T> numbers(std::string_view key, Take take) const {
     const Json* single = nullptr;
     const Json::Array* list = listOf(key, single);
-    std::vector<double> out;
-    auto take = [&](const Json& v) {
-      if (!v.isNumber() || !std::isfinite(v.asDouble())) {
-        throw error(fmt::format("\"{}\" holds a value that is not a finite number", key));
-      }
-      out.push_back(v.asDouble());
-    };
+    std::vector<T> out;
     if (list) {
-      for (const Json& v : *list) take(v);
+      for (const Json& v : *list) out.push_back(take(v));
     } else {
-      take(*single);
+      out.push_back(take(*single));
     }
     return out;
   }
 
+  std::vector<double> doubles(std::string_view key) const {
+    return numbers<double>(key, [&](const Json& v) {
+      if (!v.isNumber() || !std::isfinite(v.asDouble())) {
+        throw error(fmt::format("\"{}\" holds a value that is not a finite number", key));
+      }
+      return v.asDouble();
+    });
+  }
+
   std::vector<int64_t> integers(std::string_view key) const {
-    const Json* single = nullptr;
-    const Json::Array* list = listOf(key, single);
-    std::vector<int64_t> out;
-    auto take = [&](const Json& v) {
+    return numbers<int64_t>(key, [&](const Json& v) {
       if (!v.isInt()) throw error(fmt::format("\"{}\" holds a value that is not an integer", key));
-      out.push_back(v.asInt());
-    };
-    if (list) {
-      for (const Json& v : *list) take(v);
-    } else {
-      take(*single);
-    }
-    return out;
+      return v.asInt();
+    });
   }
 
   std::string optionalString(std::string_view key, std::string fallback) const {
@@ -269,13 +264,7 @@ std::vector<ScaleEntry> parseScales(std::string_view text, std::string_view sour
 }
 
 void writeScales(const std::vector<ScaleEntry>& entries, const std::filesystem::path& path) {
-  std::string text;
-  try {
-    text = formatScales(entries);
-  } catch (const Error& e) {
-    throw e.withFile(path.string());
-  }
-  writeFileAtomically(path, text);
+  detail::writeTextFile(path, [&] { return formatScales(entries); });
 }
 
 std::vector<ScaleEntry> readScales(const std::filesystem::path& path) {

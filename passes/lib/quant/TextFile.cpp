@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "qopt/ir/Error.h"
+#include "qopt/ir/OnnxIO.h"
 
 namespace qopt::quant::detail {
 
@@ -23,6 +24,16 @@ std::string readTextFile(const std::filesystem::path& path) {
   text << in.rdbuf();
   if (in.bad()) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
   return std::move(text).str();
+}
+
+void writeTextFile(const std::filesystem::path& path, const std::function<std::string()>& format) {
+  std::string text;
+  try {
+    text = format();
+  } catch (const Error& e) {
+    throw e.withFile(path.string());
+  }
+  writeFileAtomically(path, text);
 }
 
 }  // namespace qopt::quant::detail

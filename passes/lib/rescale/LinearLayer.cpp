@@ -187,22 +187,21 @@ int64_t LinearLayer::inputChannelOf(uint64_t index) const {
   return 0;
 }
 
-std::vector<double> LinearLayer::outputChannelAbsMax() const {
-  std::vector<double> result(static_cast<size_t>(outputChannels_), 0.0);
+std::vector<double> LinearLayer::channelAbsMax(int64_t channels, ChannelOf channelOf) const {
+  std::vector<double> result(static_cast<size_t>(channels), 0.0);
   for (uint64_t i = 0; i < weight_.size(); ++i) {
-    double& r = result[static_cast<size_t>(outputChannelOf(i))];
+    double& r = result[static_cast<size_t>((this->*channelOf)(i))];
     r = std::max(r, std::fabs(weight_[i]));
   }
   return result;
 }
 
+std::vector<double> LinearLayer::outputChannelAbsMax() const {
+  return channelAbsMax(outputChannels_, &LinearLayer::outputChannelOf);
+}
+
 std::vector<double> LinearLayer::inputChannelAbsMax() const {
-  std::vector<double> result(static_cast<size_t>(inputChannels_), 0.0);
-  for (uint64_t i = 0; i < weight_.size(); ++i) {
-    double& r = result[static_cast<size_t>(inputChannelOf(i))];
-    r = std::max(r, std::fabs(weight_[i]));
-  }
-  return result;
+  return channelAbsMax(inputChannels_, &LinearLayer::inputChannelOf);
 }
 
 void LinearLayer::scaleOutputChannels(std::span<const double> factor) {

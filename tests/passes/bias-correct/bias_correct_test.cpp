@@ -5,42 +5,25 @@
 // bias-correct in one pipeline, which keeps the float model for bias-correct to compare with.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "PipelineTestSupport.h"
 #include "QuantTestUtil.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/interp/Npy.h"
 #include "qopt/ir/TextFormat.h"
-#include "qopt/pass/PassManager.h"
-#include "qopt/pass/PluginLoader.h"
 
 namespace qopt {
 namespace {
 
 using quant::testing::ScratchDir;
-
-const PassRegistry& builtins() {
-  static const PassRegistry registry = [] {
-    PassRegistry r;
-    PluginLoader loader;
-    loader.loadDirectory(builtinPassDirectory(), r);
-    return r;
-  }();
-  return registry;
-}
-
-class ResultKeeper : public PassInstrumentation {
- public:
-  void passFinished(const PassRun& run, const Model&, PassContext&) override {
-    results.push_back(run.result);
-  }
-  std::vector<PassResult> results;
-};
 
 interp::Array floats(interp::Shape shape, const std::vector<float>& values) {
   interp::Array a(DataType::Float, std::move(shape));
@@ -50,16 +33,24 @@ interp::Array floats(interp::Shape shape, const std::vector<float>& values) {
 
 /// Runs `pipeline` on `model` with one calibration sample `x`; the last pass's result.
 PassResult runPipeline(Model& model, const std::string& pipeline, const interp::Array& x,
-                       const ScratchDir& dir, const PassRegistry& registry = builtins()) {
+                       const ScratchDir& dir,
+                       const PassRegistry& registry = testing::builtinPasses()) {
   std::filesystem::create_directories(dir / "calib");
   interp::writeNpy(dir / "calib" / "x.npy", x);
-  PassManager manager(parsePipeline(pipeline, registry));
-  ResultKeeper keeper;
-  manager.addInstrumentation(keeper);
-  PassContext context;
-  context.data.calibData = (dir / "calib").string();
-  manager.run(model, context);
-  return keeper.results.back();
+  return testing::runPipeline(model, pipeline, (dir / "calib").string(), registry).result;
+}
+
+/// Whether a Missed remark of `result` holds each of `parts`: the pass said why it left a layer.
+bool explainsMissed(const PassResult& result, std::initializer_list<std::string_view> parts) {
+  for (const Remark& remark : result.remarks) {
+    if (remark.kind == Remark::Kind::Missed &&
+        std::all_of(parts.begin(), parts.end(), [&](std::string_view part) {
+          return remark.message.find(part) != std::string::npos;
+        })) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::vector<float> runModel(const Model& model, const interp::Array& x) {
@@ -365,21 +356,36 @@ void scaleChannel1(Graph& graph, Node& conv, double factor) {
   }
 }
 
-// What bias-correct must not trust: a pass that multiplies output channel 1 of every Conv
-// (weights and bias) by 3 and records no channel affine, as a third party's rescaling pass might.
-class UnrecordedRescalePass : public Pass {
+// The test passes below: each rewrites every Conv of the model (found before the first rewrite)
+// and records no channel affine, as a third party's pass might.
+class ConvRewritePass : public Pass {
  public:
-  UnrecordedRescalePass() : Pass("rescale-unrecorded", "Triples channel 1 of every Conv") {}
+  using Pass::Pass;
   PassResult run(Model& model, PassContext&) override {
     Graph& graph = model.graph();
+    std::vector<Node*> convs;
     for (Node* node : graph.nodes()) {
-      if (!node->is("Conv")) continue;
-      scaleChannel1(graph, *node, 3);
+      if (node->is("Conv")) convs.push_back(node);
     }
+    for (Node* conv : convs) rewrite(graph, *conv);
     PassResult result;
     result.changed = true;
     return result;
   }
+
+ private:
+  virtual void rewrite(Graph& graph, Node& conv) = 0;
+};
+
+// What bias-correct must not trust: a pass that multiplies output channel 1 of every Conv
+// (weights and bias) by 3 and records no channel affine, as a third party's rescaling pass might.
+class UnrecordedRescalePass : public ConvRewritePass {
+ public:
+  UnrecordedRescalePass()
+      : ConvRewritePass("rescale-unrecorded", "Triples channel 1 of every Conv") {}
+
+ private:
+  void rewrite(Graph& graph, Node& conv) override { scaleChannel1(graph, conv, 3); }
 };
 
 // The float version bias-correct compares with comes from the pipeline's input model, mapped
@@ -402,42 +408,28 @@ TEST(BiasCorrect, LayerRescaledWithoutARecordIsSkipped) {
   EXPECT_FALSE(result.changed);
   EXPECT_EQ(result.statistics["layers-skipped"], 1);
   EXPECT_EQ(result.statistics["biases-corrected"], 0);
-  bool explained = false;
-  for (const Remark& remark : result.remarks) {
-    explained =
-        explained || (remark.kind == Remark::Kind::Missed &&
-                      remark.message.find("computes something else") != std::string::npos &&
-                      remark.message.find("one 3 times the float one") != std::string::npos);
-  }
-  EXPECT_TRUE(explained);
+  EXPECT_TRUE(explainsMissed(result, {"computes something else", "one 3 times the float one"}));
   EXPECT_EQ(runModel(*rescaled, x), before);
 }
 
 // A pass that multiplies output channel 1 of every Conv (weights and bias) by 1.05 and divides
 // it again with a Mul it inserts after the Conv: exact, but unrecorded, and by less than
 // bias-correct's gain check tells from quantization noise (10%).
-class CompensatedRescalePass : public Pass {
+class CompensatedRescalePass : public ConvRewritePass {
  public:
-  CompensatedRescalePass() : Pass("rescale-compensated", "Scales Conv channel 1 and back") {}
-  PassResult run(Model& model, PassContext&) override {
-    Graph& graph = model.graph();
-    std::vector<Node*> convs;
-    for (Node* node : graph.nodes()) {
-      if (node->is("Conv")) convs.push_back(node);
+  CompensatedRescalePass()
+      : ConvRewritePass("rescale-compensated", "Scales Conv channel 1 and back") {}
+
+ private:
+  void rewrite(Graph& graph, Node& conv) override {
+    scaleChannel1(graph, conv, 1.05);
+    const std::vector<double> back = {1.0, 1.0 / 1.05};
+    Value* factor = graph.addInitializer(
+        std::make_shared<Tensor>(Tensor::fromDoubles(DataType::Float, {1, 2, 1, 1}, back)));
+    Node* mul = graph.createNode("Mul", {conv.output(0), factor}, 1);
+    for (size_t o = 0; o < graph.outputs().size(); ++o) {
+      if (graph.outputs()[o] == conv.output(0)) graph.setOutput(o, mul->output(0));
     }
-    for (Node* conv : convs) {
-      scaleChannel1(graph, *conv, 1.05);
-      const std::vector<double> back = {1.0, 1.0 / 1.05};
-      Value* factor = graph.addInitializer(
-          std::make_shared<Tensor>(Tensor::fromDoubles(DataType::Float, {1, 2, 1, 1}, back)));
-      Node* mul = graph.createNode("Mul", {conv->output(0), factor}, 1);
-      for (size_t o = 0; o < graph.outputs().size(); ++o) {
-        if (graph.outputs()[o] == conv->output(0)) graph.setOutput(o, mul->output(0));
-      }
-    }
-    PassResult result;
-    result.changed = true;
-    return result;
   }
 };
 
@@ -461,14 +453,8 @@ TEST(BiasCorrect, CorrectionsThatLowerTheOutputSqnrAreDropped) {
   EXPECT_FALSE(result.changed);
   EXPECT_EQ(result.statistics["biases-corrected"], 0);
   EXPECT_EQ(result.statistics["corrections-rejected"], 1);
-  bool explained = false;
-  for (const Remark& remark : result.remarks) {
-    explained = explained ||
-                (remark.kind == Remark::Kind::Missed &&
-                 remark.message.find("no bias corrected: together the 1 "
-                                     "corrections lower the output SQNR") != std::string::npos);
-  }
-  EXPECT_TRUE(explained);
+  EXPECT_TRUE(explainsMissed(
+      result, {"no bias corrected: together the 1 corrections lower the output SQNR"}));
   EXPECT_EQ(runModel(*checked, x), before);
 
   // Unchecked, the correction goes in: channel 1 loses the 5% the Mul then divides by again.

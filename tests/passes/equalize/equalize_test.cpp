@@ -24,22 +24,6 @@ namespace {
 
 constexpr double kExact = 1e-5;
 
-using Samples = std::vector<std::map<std::string, interp::Array>>;
-
-// Max relative output error of `model` after `pipeline` against before, over `inputs`.
-double errorAfter(Model& model, std::string_view pipeline, const Samples& inputs,
-                  const std::string& calib = {}, PassResult* result = nullptr) {
-  std::vector<std::vector<interp::Array>> before;
-  for (const auto& in : inputs) before.push_back(runInterpreter(model, in));
-  PassOutcome outcome = runWithData(model, pipeline, calib);
-  if (result) *result = outcome.result;
-  double worst = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    worst = std::max(worst, maxRelativeError(runInterpreter(model, inputs[i]), before[i]));
-  }
-  return worst;
-}
-
 bool hasRemark(const PassResult& result, Remark::Kind kind, const std::string& text) {
   return std::any_of(result.remarks.begin(), result.remarks.end(), [&](const Remark& r) {
     return r.kind == kind && r.message.find(text) != std::string::npos;
@@ -59,11 +43,25 @@ void expectBalanced(Model& model, const std::string& first, const std::string& s
   for (size_t i = 0; i < r1.size(); ++i) EXPECT_NEAR(r1[i] / r2[i], 1.0, 1e-5) << "channel " << i;
 }
 
-TEST(Equalize, ScalesWorkedOutByHand) {
-  // r1 = {4, 1}, r2 = {1, 4}: s = sqrt(r1 r2) / r2 = {2, 0.5}; both channels end at range 2.
-  auto model = newModel(17);
+// Most tests build their model in `model` (opset 17), through `g`.
+class Equalize : public ::testing::Test {
+ protected:
+  // The graph input "x", float of shape `dims`.
+  Value* input(std::vector<int64_t> dims) {
+    return g.addInput("x", ValueType::tensor(DataType::Float, std::move(dims)));
+  }
+  // errorAfter `equalize` (uncalibrated) on 3 random samples drawn with `seed`.
+  double equalizeError(uint32_t seed, PassResult* result = nullptr) {
+    return errorAfter(*model, "equalize", randomSampleSet(*model, 3, seed), {}, result);
+  }
+
+  std::unique_ptr<Model> model = newModel(17);
   Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 1, 2, 2}));
+};
+
+TEST_F(Equalize, ScalesWorkedOutByHand) {
+  // r1 = {4, 1}, r2 = {1, 4}: s = sqrt(r1 r2) / r2 = {2, 0.5}; both channels end at range 2.
+  Value* x = input({1, 1, 2, 2});
   std::vector<double> b1{2.0, 1.0};
   Value* t = addConv(g, x, "t", {2, 1, 1, 1}, {4.0, 1.0}, &b1);
   Value* r = addNode(g, "Relu", {t}, "r");
@@ -85,11 +83,9 @@ TEST(Equalize, ScalesWorkedOutByHand) {
   EXPECT_TRUE(hasRemark(outcome.result, Remark::Kind::Note, "needs --calib-data"));
 }
 
-TEST(Equalize, ConvReluConvIsExact) {
+TEST_F(Equalize, ConvReluConvIsExact) {
   std::mt19937 rng(1);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {2, 8, 7, 7}));
+  Value* x = input({2, 8, 7, 7});
   std::vector<double> b1 = randomValues(6, rng);
   Value* t = addConv(g, x, "t", {6, 8, 3, 3}, skewedValues(6 * 8 * 9, 8 * 9, rng), &b1, 1, 1);
   Value* r = addNode(g, "Relu", {t}, "r");
@@ -97,17 +93,15 @@ TEST(Equalize, ConvReluConvIsExact) {
   Value* y = addConv(g, r, "y", {5, 6, 3, 3}, randomValues(5 * 6 * 9, rng), &b2, 1, 1);
   y->setType(ValueType::tensor(DataType::Float, {2, 5, 7, 7}));
   g.addOutput(y);
-  EXPECT_LE(errorAfter(*model, "equalize", randomSampleSet(*model, 3, 10)), kExact);
+  EXPECT_LE(equalizeError(10), kExact);
   expectBalanced(*model, "t", "y");
 }
 
-TEST(Equalize, DepthwisePointwiseChainConverges) {
+TEST_F(Equalize, DepthwisePointwiseChainConverges) {
   // conv -> Relu -> depthwise -> Relu -> pointwise: the depthwise's channel is both the input
   // and the output channel, rescaled by both pairs; the sweeps balance both at once.
   std::mt19937 rng(2);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 3, 9, 9}));
+  Value* x = input({1, 3, 9, 9});
   std::vector<double> b1 = randomValues(8, rng), b2 = randomValues(8, rng),
                       b3 = randomValues(4, rng);
   Value* t = addConv(g, x, "t", {8, 3, 3, 3}, skewedValues(8 * 27, 27, rng), &b1, 1, 1);
@@ -118,7 +112,7 @@ TEST(Equalize, DepthwisePointwiseChainConverges) {
   y->setType(ValueType::tensor(DataType::Float, {1, 4, 9, 9}));
   g.addOutput(y);
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "equalize", randomSampleSet(*model, 3, 20), {}, &result), kExact);
+  EXPECT_LE(equalizeError(20, &result), kExact);
   EXPECT_EQ(result.statistics.get("pairs-equalized"), 2);
   EXPECT_GT(result.statistics.get("sweeps"), 2);
   EXPECT_EQ(result.statistics.get("sweeps-capped"), 0);
@@ -126,13 +120,11 @@ TEST(Equalize, DepthwisePointwiseChainConverges) {
   expectBalanced(*model, "d", "y");
 }
 
-TEST(Equalize, GroupedAndMultiplierConvolutionsAreExact) {
+TEST_F(Equalize, GroupedAndMultiplierConvolutionsAreExact) {
   // Conv 4 -> 6, then a grouped Conv (2 groups of 3 inputs) and, on another branch, a
   // depthwise Conv with channel multiplier 2 (6 -> 12).
   std::mt19937 rng(3);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 4, 6, 6}));
+  Value* x = input({1, 4, 6, 6});
   std::vector<double> b = randomValues(6, rng);
   Value* t = addConv(g, x, "t", {6, 4, 1, 1}, skewedValues(24, 4, rng), &b);
   Value* y = addConv(g, t, "y", {4, 3, 3, 3}, skewedValues(4 * 27, 9, rng), nullptr, 2, 1);
@@ -145,18 +137,16 @@ TEST(Equalize, GroupedAndMultiplierConvolutionsAreExact) {
   y2->setType(ValueType::tensor(DataType::Float, {1, 12, 6, 6}));
   g.addOutput(y2);
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "equalize", randomSampleSet(*model, 3, 30), {}, &result), kExact);
+  EXPECT_LE(equalizeError(30, &result), kExact);
   EXPECT_EQ(result.statistics.get("pairs-equalized"), 2);
   expectBalanced(*model, "t", "y");
   expectBalanced(*model, "t2", "y2");
 }
 
-TEST(Equalize, GemmReluGemmIsExact) {
+TEST_F(Equalize, GemmReluGemmIsExact) {
   // transB=1 with a C vector and beta 0.5, then transB=0 with a [1, N] C and alpha 2.
   std::mt19937 rng(4);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {3, 5}));
+  Value* x = input({3, 5});
   Value* w1 = addInitializer(g, "w1", DataType::Float, {7, 5}, skewedValues(35, 5, rng));
   Value* c1 = addInitializer(g, "c1", DataType::Float, {7}, randomValues(7, rng));
   Value* t = addNode(g, "Gemm", {x, w1, c1}, "t");
@@ -168,29 +158,25 @@ TEST(Equalize, GemmReluGemmIsExact) {
   Value* y = addNode(g, "Gemm", {r, w2, c2}, "y", ValueType::tensor(DataType::Float, {3, 4}));
   y->producer()->setAttr(Attribute::makeFloat("alpha", 2.0f));
   g.addOutput(y);
-  EXPECT_LE(errorAfter(*model, "equalize", randomSampleSet(*model, 3, 40)), kExact);
+  EXPECT_LE(equalizeError(40), kExact);
   expectBalanced(*model, "t", "y");
 }
 
-TEST(Equalize, MatMulChainIsExact) {
+TEST_F(Equalize, MatMulChainIsExact) {
   std::mt19937 rng(5);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {2, 3, 5}));
+  Value* x = input({2, 3, 5});
   Value* w1 = addInitializer(g, "w1", DataType::Float, {5, 6}, skewedValues(30, 1, rng));
   Value* t = addNode(g, "MatMul", {x, w1}, "t");
   Value* w2 = addInitializer(g, "w2", DataType::Float, {6, 4}, randomValues(24, rng));
   Value* y = addNode(g, "MatMul", {t, w2}, "y", ValueType::tensor(DataType::Float, {2, 3, 4}));
   g.addOutput(y);
-  EXPECT_LE(errorAfter(*model, "equalize", randomSampleSet(*model, 3, 50)), kExact);
+  EXPECT_LE(equalizeError(50), kExact);
   expectBalanced(*model, "t", "y");
 }
 
-TEST(Equalize, LeavesAloneWhatRescalingWouldChange) {
+TEST_F(Equalize, LeavesAloneWhatRescalingWouldChange) {
   std::mt19937 rng(6);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 2, 3, 3}));
+  Value* x = input({1, 2, 3, 3});
   auto branch = [&](const std::string& name, const std::string& op) {
     Value* t = addConv(g, x, name + "_t", {3, 2, 1, 1}, skewedValues(6, 2, rng), nullptr);
     Value* a = addNode(g, op, {t}, name + "_a");
@@ -237,7 +223,7 @@ std::unique_ptr<Model> absorptionModel(int64_t secondPad, std::mt19937& rng) {
   return model;
 }
 
-TEST(Equalize, HighBiasAbsorptionIsExactOnTheCalibrationData) {
+TEST_F(Equalize, HighBiasAbsorptionIsExactOnTheCalibrationData) {
   std::mt19937 rng(7);
   auto model = absorptionModel(0, rng);
   Samples samples = randomSampleSet(*model, 4, 60);
@@ -284,41 +270,39 @@ TEST(Equalize, HighBiasAbsorptionIsExactOnTheCalibrationData) {
   EXPECT_EQ(initializerValues(*model, "y_w_bias").size(), 3u);  // the second Conv gained a bias
 }
 
-TEST(Equalize, NoAbsorptionFromTooFewValues) {
+TEST_F(Equalize, NoAbsorptionFromTooFewValues) {
   std::mt19937 rng(7);
   auto model = absorptionModel(0, rng);
-  Samples samples = randomSampleSet(*model, 4, 60);
-  std::string calib = writeSamples("equalize_few", samples);
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "equalize{min-observations=101}", samples, calib, &result), kExact);
+  EXPECT_LE(errorAfterCalibrating(*model, "equalize{min-observations=101}",
+                                  randomSampleSet(*model, 4, 60), "equalize_few", &result),
+            kExact);
   EXPECT_EQ(result.statistics.get("pairs-absorbed"), 0);
   EXPECT_EQ(result.statistics.get("absorption-skipped-few-values"), 1);
   EXPECT_TRUE(hasRemark(result, Remark::Kind::Missed, "gave 100 values per channel"));
 }
 
-TEST(Equalize, AbsorbedShiftStaysWithinTheObservedMinimumAndThreeSigma) {
+TEST_F(Equalize, AbsorbedShiftStaysWithinTheObservedMinimumAndThreeSigma) {
   std::vector<double> minimum{2.0, 5.0, -1.0, 3.0}, mean{4.0, 6.0, 1.0, 3.0},
       deviation{1.0, 0.1, 0.0, 0.0};
   EXPECT_EQ(equalize::absorbableShift(minimum, mean, deviation),
             (std::vector<double>{1.0, 5.0, 0.0, 3.0}));
 }
 
-TEST(Equalize, NoAbsorptionIntoAPaddedConv) {
+TEST_F(Equalize, NoAbsorptionIntoAPaddedConv) {
   std::mt19937 rng(8);
   auto model = absorptionModel(1, rng);
-  Samples samples = randomSampleSet(*model, 2, 70);
-  std::string calib = writeSamples("equalize_padded", samples);
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "equalize", samples, calib, &result), kExact);
+  EXPECT_LE(errorAfterCalibrating(*model, "equalize", randomSampleSet(*model, 2, 70),
+                                  "equalize_padded", &result),
+            kExact);
   EXPECT_EQ(result.statistics.get("pairs-absorbed"), 0);
   EXPECT_TRUE(hasRemark(result, Remark::Kind::Missed, "pads its input"));
 }
 
-TEST(Equalize, SweepCapIsReportedAndStaysExact) {
+TEST_F(Equalize, SweepCapIsReportedAndStaysExact) {
   std::mt19937 rng(9);
-  auto model = newModel(17);
-  Graph& g = model->graph();
-  Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 4, 4, 4}));
+  Value* x = input({1, 4, 4, 4});
   Value* v = x;
   for (int i = 0; i < 4; ++i) {
     v = addConv(g, v, "c" + std::to_string(i), {4, 4, 1, 1}, skewedValues(16, 3, rng), nullptr);
@@ -333,7 +317,7 @@ TEST(Equalize, SweepCapIsReportedAndStaysExact) {
   EXPECT_TRUE(hasRemark(result, Remark::Kind::Note, "stopped after max-sweeps=1"));
 }
 
-TEST(Equalize, DepthwiseBalancingScalesWorkedOutByHand) {
+TEST_F(Equalize, DepthwiseBalancingScalesWorkedOutByHand) {
   // Widest 2: s = r / 2, a silent channel keeps 1, a nearly silent one stops at 1 / max-factor.
   EXPECT_EQ(equalize::balancingScales(std::vector<double>{2.0, 0.5, 0.0, 1e-6}, 1024),
             (std::vector<double>{1.0, 0.25, 1.0, 1.0 / 1024}));
@@ -428,35 +412,33 @@ void expectDepthwiseBalanced(Producer producer, const char* counter, const std::
   }
 }
 
-TEST(Equalize, DepthwiseInputDividedInAPrecedingConvThroughRelu) {
+TEST_F(Equalize, DepthwiseInputDividedInAPrecedingConvThroughRelu) {
   expectDepthwiseBalanced(
       Producer::Relu, "depthwise-folded",
       "folded into the output channels of node producing 't' (Conv) (through node "
       "producing 'a' (Relu))");
 }
 
-TEST(Equalize, DepthwiseInputDividedInADivisor) {
+TEST_F(Equalize, DepthwiseInputDividedInADivisor) {
   expectDepthwiseBalanced(Producer::Div, "depthwise-folded",
                           "folded into the divisor of node producing 'a' (Div)");
 }
 
-TEST(Equalize, DepthwiseInputDividedInAnAffineMap) {
+TEST_F(Equalize, DepthwiseInputDividedInAnAffineMap) {
   expectDepthwiseBalanced(Producer::Affine, "depthwise-folded",
                           "folded into the constant of node producing 'a' (Add), the constant "
                           "of node producing 'm' (Mul)");
 }
 
-TEST(Equalize, DepthwiseInputAfterHardSwishGetsAMul) {
+TEST_F(Equalize, DepthwiseInputAfterHardSwishGetsAMul) {
   expectDepthwiseBalanced(Producer::HardSwish, "depthwise-mul-inserted",
                           "inserted node producing 'a_smoothed' (Mul)");
 }
 
-TEST(Equalize, SixteenBitDepthwiseWeightsAreLeftAlone) {
+TEST_F(Equalize, SixteenBitDepthwiseWeightsAreLeftAlone) {
   // Balancing shrinks a narrow channel's weights by up to max-factor: in float16 they would
   // round again, so such layers get a remark instead.
   std::mt19937 rng(13);
-  auto model = newModel(17);
-  Graph& g = model->graph();
   Value* x = g.addInput("x", ValueType::tensor(DataType::Float16, {1, 4, 6, 6}));
   Value* w = addInitializer(g, "t_w", DataType::Float16, {4, 4, 1, 1}, skewedValues(16, 4, rng));
   Value* t = addNode(g, "Conv", {x, w}, "t");
@@ -476,7 +458,7 @@ TEST(Equalize, SixteenBitDepthwiseWeightsAreLeftAlone) {
   EXPECT_EQ(initializerValues(*model, "d_w"), before);
 }
 
-TEST(Equalize, DepthwiseBalancingRemovesInt8Error) {
+TEST_F(Equalize, DepthwiseBalancingRemovesInt8Error) {
   // Per-tensor int8 on the depthwise input gives the narrow channels, which the large weights
   // amplify, a few levels; balanced, each channel has all 255.
   std::mt19937 rng(12);
@@ -502,7 +484,7 @@ namespace {
 
 // verify compares a tensor equalize divided (or shifted) after undoing that: every layer of the
 // equalized model stays exact against the input model.
-TEST(Equalize, VerifyComparesRescaledTensorsExactly) {
+TEST_F(Equalize, VerifyComparesRescaledTensorsExactly) {
   const std::string exact = "verify{layers=all sqnr=80 cosine=0.999999}";
   for (Producer producer : {Producer::Relu, Producer::Div, Producer::Affine}) {
     std::mt19937 rng(11);
@@ -525,7 +507,7 @@ TEST(Equalize, VerifyComparesRescaledTensorsExactly) {
   EXPECT_EQ(outcome.result.statistics.get("layers-flagged"), 0);
 }
 
-TEST(Equalize, ChannelAffineRecordsCompose) {
+TEST_F(Equalize, ChannelAffineRecordsCompose) {
   PassContext context;
   analysis::recordChannelAffine(context, "t", 1, std::vector<double>{2.0, 0.5});
   analysis::recordChannelAffine(context, "t", 1, std::vector<double>{3.0, 1.0},

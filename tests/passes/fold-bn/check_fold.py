@@ -21,28 +21,22 @@ fold's own error behind one quantization step.
 Uses only Debian's python3-onnx and python3-numpy.
 """
 
-import argparse
 import gzip
-import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
 import onnx
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "support"))
+from onnx_check_common import (constant_values, file_stem, fresh_dir, ort_outputs,  # noqa: E402
+                               qopt_run_outputs, run, strip_activation_qdq, tool_parser)
+
 TINY = float(np.finfo(np.float32).tiny)
 NUMPY_TYPES = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64,
                onnx.TensorProto.FLOAT16: np.float16}
-
-
-def run(command):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)} exited with {result.returncode}:\n"
-                 f"{result.stdout}{result.stderr}")
-    return result
 
 
 def count_ops(model, op_type):
@@ -57,21 +51,6 @@ def count_ops(model, op_type):
                     graphs.append(attr.g)
                 graphs.extend(attr.graphs)
     return count
-
-
-def constant_values(graph):
-    """name -> numpy array for initializers, Constant outputs, and Cast/Identity of those."""
-    from onnx import numpy_helper
-    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.attribute[0].name == "value":
-            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
-        elif node.op_type in ("Cast", "Identity") and node.input[0] in values:
-            source = values[node.input[0]]
-            if node.op_type == "Cast":
-                source = source.astype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[node.attribute[0].i])
-            values[node.output[0]] = source
-    return values
 
 
 def integer_weights(model):
@@ -116,34 +95,6 @@ def check_integer_weights(before, after):
     return len(old)
 
 
-def strip_activation_qdq(model):
-    """Removes QuantizeLinear -> DequantizeLinear pairs whose input is not a constant."""
-    graph = model.graph
-    values = constant_values(graph)
-    outputs = {o.name for o in graph.output}
-    producer = {out: node for node in graph.node for out in node.output}
-    replace = {}
-    dropped = set()
-    for node in graph.node:
-        if node.op_type != "DequantizeLinear":
-            continue
-        q = producer.get(node.input[0])
-        if q is None or q.op_type != "QuantizeLinear" or q.input[0] in values:
-            continue
-        if node.output[0] in outputs:
-            continue
-        replace[node.output[0]] = q.input[0]
-        dropped.add(id(node))
-    kept = [n for n in graph.node if id(n) not in dropped]
-    for node in kept:
-        for i, name in enumerate(node.input):
-            node.input[i] = replace.get(name, name)
-    used = {name for node in kept for name in node.input} | outputs
-    kept = [n for n in kept if n.op_type != "QuantizeLinear" or n.output[0] in used]
-    del graph.node[:]
-    graph.node.extend(kept)
-
-
 def make_inputs(model, directory, seed):
     rng = np.random.default_rng(seed)
     initializers = {t.name for t in model.graph.initializer}
@@ -165,23 +116,6 @@ def make_inputs(model, directory, seed):
                 rng.standard_normal(shape).astype(dtype))
 
 
-def file_stem(name):
-    """How qopt-run and run_ort.js name a tensor's file."""
-    return "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in name)
-
-
-def qopt_run_outputs(args, model_path, inputs, out_dir, names):
-    run([args.qopt_run, model_path, "--inputs", inputs, "--outputs", out_dir])
-    return [np.load(os.path.join(out_dir, file_stem(n) + ".npy")) for n in names]
-
-
-def ort_outputs(args, model_path, inputs, out_dir):
-    run(["node", args.run_ort, "--model", model_path, "--inputs", inputs, "--outputs", out_dir])
-    with open(os.path.join(out_dir, "outputs.json")) as f:
-        names = json.load(f)
-    return names, [np.load(os.path.join(out_dir, file_stem(n) + ".npy")) for n in names]
-
-
 def relative_error(after, before):
     before = before.astype(np.float64)
     after = after.astype(np.float64)
@@ -192,12 +126,7 @@ def relative_error(after, before):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--qopt", required=True)
-    parser.add_argument("--qopt-run", required=True)
-    parser.add_argument("--run-ort", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--model", required=True)
+    parser = tool_parser(__doc__, "--qopt", "--qopt-run", "--run-ort", "--work", "--model")
     parser.add_argument("--inputs")
     parser.add_argument("--pipeline", default="fold-bn")
     parser.add_argument("--tolerance", type=float, default=1e-5)
@@ -207,8 +136,7 @@ def main():
     parser.add_argument("--check-integer-weights", action="store_true")
     args = parser.parse_args()
 
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
+    fresh_dir(args.work)
     name = os.path.basename(args.model).removesuffix(".gz").removesuffix(".onnx")
     original = args.model
     if original.endswith(".gz"):
@@ -240,14 +168,14 @@ def main():
     bn_before = count_ops(before_model, "BatchNormalization")
     bn_after = count_ops(after_model, "BatchNormalization")
 
-    names, ort_before = ort_outputs(args, original, inputs, os.path.join(args.work, "ort_before"))
-    after_names, ort_after = ort_outputs(args, folded, inputs, os.path.join(args.work, "ort_after"))
+    out = {tag: os.path.join(args.work, tag)
+           for tag in ("ort_before", "ort_after", "qopt_before", "qopt_after")}
+    names, ort_before = ort_outputs(args.run_ort, original, inputs, out["ort_before"])
+    after_names, ort_after = ort_outputs(args.run_ort, folded, inputs, out["ort_after"])
     if after_names != names:
         sys.exit(f"FAIL: {name}: outputs {names} became {after_names}")
-    interp_before = qopt_run_outputs(args, original, inputs, os.path.join(args.work, "qopt_before"),
-                                     names)
-    interp_after = qopt_run_outputs(args, folded, inputs, os.path.join(args.work, "qopt_after"),
-                                    names)
+    interp_before = qopt_run_outputs(args.qopt_run, original, inputs, out["qopt_before"], names)
+    interp_after = qopt_run_outputs(args.qopt_run, folded, inputs, out["qopt_after"], names)
 
     interp_error = max(relative_error(a, b) for a, b in zip(interp_after, interp_before))
     ort_error = max(relative_error(a, b) for a, b in zip(ort_after, ort_before))

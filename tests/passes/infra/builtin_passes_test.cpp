@@ -5,52 +5,15 @@
 
 #include <gtest/gtest.h>
 
-#include "qopt/ir/Graph.h"
-#include "qopt/ir/Verifier.h"
-#include "qopt/pass/PassManager.h"
-#include "qopt/pass/PluginLoader.h"
+#include "PipelineTestSupport.h"
 
 namespace qopt {
 namespace {
 
-const PassRegistry& builtins() {
-  static const PassRegistry registry = [] {
-    PassRegistry r;
-    PluginLoader loader;
-    loader.loadDirectory(builtinPassDirectory(), r);
-    return r;
-  }();
-  return registry;
-}
-
-struct PassOutcome {
-  PassResult result;
-  std::unique_ptr<PassContext> context = std::make_unique<PassContext>();
-};
-
-class ResultKeeper : public PassInstrumentation {
- public:
-  void passFinished(const PassRun& run, const Model&, PassContext&) override { last = run.result; }
-  PassResult last;
-};
-
-PassOutcome runPass(Model& model, std::string_view pipeline) {
-  PassManager manager(parsePipeline(pipeline, builtins()));
-  ResultKeeper keeper;
-  manager.addInstrumentation(keeper);
-  PassOutcome run;
-  manager.run(model, *run.context);
-  run.result = keeper.last;
-  EXPECT_TRUE(verifyModel(model).empty()) << "IR invalid after " << pipeline;
-  return run;
-}
-
-std::unique_ptr<Model> newModel(int64_t opset = 17) {
-  auto model = std::make_unique<Model>();
-  model->irVersion = 8;
-  model->setOpsetVersion("", opset);
-  return model;
-}
+using testing::builtinPasses;
+using testing::newModel;
+using testing::PassOutcome;
+using testing::runPipeline;
 
 ValueType f32(std::vector<int64_t> dims) {
   return ValueType::tensor(DataType::Float, dims);
@@ -69,9 +32,20 @@ Value* floatInit(Graph& g, const char* name, std::vector<float> values) {
   return g.addInitializer(t);
 }
 
-TEST(Dce, RemovesDeadChainsAndUnusedInitializersKeepsOutputs) {
-  auto model = newModel();
+// Each test builds its model in `model` (IR version 8, opset 17 unless it sets another), through
+// `g`.
+class BuiltinPass : public ::testing::Test {
+ protected:
+  std::unique_ptr<Model> model = newModel();
   Graph& g = model->graph();
+};
+using Dce = BuiltinPass;
+using EliminateIdentity = BuiltinPass;
+using Canonicalize = BuiltinPass;
+using DedupeInitializers = BuiltinPass;
+using TopoSort = BuiltinPass;
+
+TEST_F(Dce, RemovesDeadChainsAndUnusedInitializersKeepsOutputs) {
   Value* x = g.addInput("x", f32({4}));
   Value* w = floatInit(g, "w", {1, 2, 3, 4});
   floatInit(g, "unused", {5});
@@ -82,7 +56,7 @@ TEST(Dce, RemovesDeadChainsAndUnusedInitializersKeepsOutputs) {
   g.addOutput(out->output(0));
   g.addOutput(add->output(0));  // a graph output used by nobody is kept
 
-  PassOutcome run = runPass(*model, "dce");
+  PassOutcome run = runPipeline(*model, "dce");
   EXPECT_TRUE(run.result.changed);
   EXPECT_EQ(run.result.statistics.get("nodes-removed"), 2);
   EXPECT_EQ(run.result.statistics.get("initializers-removed"), 1);
@@ -91,13 +65,11 @@ TEST(Dce, RemovesDeadChainsAndUnusedInitializersKeepsOutputs) {
   EXPECT_EQ(run.context->nameMap().currentName("d2"), std::nullopt);
   EXPECT_EQ(run.context->nameMap().currentName("y"), "y");
 
-  PassOutcome again = runPass(*model, "dce");
+  PassOutcome again = runPipeline(*model, "dce");
   EXPECT_FALSE(again.result.changed);
 }
 
-TEST(EliminateIdentity, RemovesIdentityAndKeepsOutputNames) {
-  auto model = newModel();
-  Graph& g = model->graph();
+TEST_F(EliminateIdentity, RemovesIdentityAndKeepsOutputNames) {
   Value* x = g.addInput("x", f32({4}));
   Node* relu = op(g, "Relu", {x}, "r");
   Node* id1 = op(g, "Identity", {relu->output(0)}, "r_id");
@@ -107,7 +79,7 @@ TEST(EliminateIdentity, RemovesIdentityAndKeepsOutputNames) {
   g.addOutput(idOut->output(0));
   g.addOutput(idInput->output(0));
 
-  PassOutcome run = runPass(*model, "eliminate-identity");
+  PassOutcome run = runPipeline(*model, "eliminate-identity");
   EXPECT_EQ(run.result.statistics.get("identity-removed"), 2);
   EXPECT_EQ(g.numNodes(), 3u);
   EXPECT_EQ(g.outputs()[0]->name(), "y");
@@ -120,9 +92,8 @@ TEST(EliminateIdentity, RemovesIdentityAndKeepsOutputNames) {
   EXPECT_NE(run.result.remarks[0].message.find("would lose its name"), std::string::npos);
 }
 
-TEST(EliminateIdentity, DropoutOnlyInInferenceModeWithUnusedMask) {
-  auto model = newModel(13);
-  Graph& g = model->graph();
+TEST_F(EliminateIdentity, DropoutOnlyInInferenceModeWithUnusedMask) {
+  model->setOpsetVersion("", 13);
   Value* x = g.addInput("x", f32({4}));
   Node* plain = op(g, "Dropout", {x}, "d_plain");
   auto trueTensor =
@@ -138,17 +109,16 @@ TEST(EliminateIdentity, DropoutOnlyInInferenceModeWithUnusedMask) {
   g.addOutput(relu->output(0));
   g.addOutput(masked->output(1));
 
-  PassOutcome run = runPass(*model, "eliminate-identity");
+  PassOutcome run = runPipeline(*model, "eliminate-identity");
   EXPECT_EQ(run.result.statistics.get("dropout-removed"), 1);
   EXPECT_EQ(trained->input(0), x);
   EXPECT_EQ(run.result.remarks.size(), 2u);
-  PassOutcome none = runPass(*model, "eliminate-identity{dropout=false}");
+  PassOutcome none = runPipeline(*model, "eliminate-identity{dropout=false}");
   EXPECT_FALSE(none.result.changed);
 }
 
-TEST(Canonicalize, LiftsConstantsUnderTheirNameAndConvertsClip) {
-  auto model = newModel(13);
-  Graph& g = model->graph();
+TEST_F(Canonicalize, LiftsConstantsUnderTheirNameAndConvertsClip) {
+  model->setOpsetVersion("", 13);
   Value* x = g.addInput("x", f32({3}));
   Node* c = g.createNode("Constant", {}, 1);
   c->output(0)->setName("k");
@@ -160,7 +130,7 @@ TEST(Canonicalize, LiftsConstantsUnderTheirNameAndConvertsClip) {
   clip->setAttr(Attribute::makeFloat("max", 6.0f));
   g.addOutput(clip->output(0));
 
-  PassOutcome run = runPass(*model, "canonicalize");
+  PassOutcome run = runPipeline(*model, "canonicalize");
   EXPECT_EQ(run.result.statistics.get("constants-lifted"), 1);
   EXPECT_EQ(run.result.statistics.get("clip-converted"), 1);
   Value* k = g.findValue("k");
@@ -175,22 +145,19 @@ TEST(Canonicalize, LiftsConstantsUnderTheirNameAndConvertsClip) {
   EXPECT_EQ(clip->input(2)->initializer()->toFloats(), std::vector<float>{6.0f});
 }
 
-TEST(Canonicalize, LeavesOldOpsetClipAlone) {
-  auto model = newModel(10);
-  Graph& g = model->graph();
+TEST_F(Canonicalize, LeavesOldOpsetClipAlone) {
+  model->setOpsetVersion("", 10);
   Value* x = g.addInput("x", f32({3}));
   Node* clip = op(g, "Clip", {x}, "y");
   clip->setAttr(Attribute::makeFloat("min", 0.0f));
   g.addOutput(clip->output(0));
-  PassOutcome run = runPass(*model, "canonicalize");
+  PassOutcome run = runPipeline(*model, "canonicalize");
   EXPECT_FALSE(run.result.changed);
   EXPECT_TRUE(clip->hasAttr("min"));
   ASSERT_EQ(run.result.remarks.size(), 1u);
 }
 
-TEST(DedupeInitializers, MergesIdenticalTensorsOnly) {
-  auto model = newModel();
-  Graph& g = model->graph();
+TEST_F(DedupeInitializers, MergesIdenticalTensorsOnly) {
   Value* x = g.addInput("x", f32({2}));
   Value* a = floatInit(g, "a", {1, 2});
   Value* b = floatInit(g, "b", {1, 2});
@@ -200,7 +167,7 @@ TEST(DedupeInitializers, MergesIdenticalTensorsOnly) {
   Node* n3 = op(g, "Add", {n2->output(0), c}, "y");
   g.addOutput(n3->output(0));
 
-  PassOutcome run = runPass(*model, "dedupe-initializers");
+  PassOutcome run = runPipeline(*model, "dedupe-initializers");
   EXPECT_EQ(run.result.statistics.get("initializers-merged"), 1);
   EXPECT_EQ(run.result.statistics.get("bytes-saved"), 8);
   EXPECT_EQ(n2->input(1), a);
@@ -209,18 +176,16 @@ TEST(DedupeInitializers, MergesIdenticalTensorsOnly) {
   EXPECT_EQ(run.context->nameMap().currentName("c"), "c");
 }
 
-TEST(TopoSort, RestoresOrderAndReportsNoChangeWhenSorted) {
-  auto model = newModel();
-  Graph& g = model->graph();
+TEST_F(TopoSort, RestoresOrderAndReportsNoChangeWhenSorted) {
   Value* x = g.addInput("x", f32({2}));
   Node* a = op(g, "Relu", {x}, "a");
   Node* b = op(g, "Neg", {a->output(0)}, "b");
   g.addOutput(b->output(0));
-  PassOutcome sorted = runPass(*model, "topo-sort");
+  PassOutcome sorted = runPipeline(*model, "topo-sort");
   EXPECT_FALSE(sorted.result.changed);
   b->moveBefore(a);
   EXPECT_FALSE(g.isTopologicallySorted());
-  PassManager manager(parsePipeline("topo-sort", builtins()));
+  PassManager manager(parsePipeline("topo-sort", builtinPasses()));
   PassContext context;
   EXPECT_TRUE(manager.run(*model, context));
   EXPECT_EQ(g.firstNode(), a);
@@ -230,14 +195,14 @@ TEST(Pipelines, ShippedCleanupPipelineParsesAndRoundTrips) {
   std::ifstream in(std::string(QOPT_SOURCE_DIR) + "/pipelines/cleanup.qp");
   ASSERT_TRUE(in);
   Pipeline pipeline =
-      parsePipelineFile(std::string(QOPT_SOURCE_DIR) + "/pipelines/cleanup.qp", builtins());
+      parsePipelineFile(std::string(QOPT_SOURCE_DIR) + "/pipelines/cleanup.qp", builtinPasses());
   std::vector<std::string> names;
   pipeline.forEachPass([&](const Pass& pass) { names.push_back(pass.name()); });
   for (const char* name :
        {"dce", "eliminate-identity", "canonicalize", "dedupe-initializers", "topo-sort"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
   }
-  EXPECT_EQ(parsePipeline(pipeline.str(), builtins()).str(), pipeline.str());
+  EXPECT_EQ(parsePipeline(pipeline.str(), builtinPasses()).str(), pipeline.str());
 }
 
 }  // namespace

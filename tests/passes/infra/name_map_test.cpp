@@ -13,11 +13,17 @@ TEST(NameMap, UntouchedNamesMapToThemselves) {
   EXPECT_TRUE(map.changes().empty());
 }
 
-TEST(NameMap, FollowsRenamesAndReplacementChains) {
-  auto model = testing::chainModel();
+// A chain model whose changes `map` follows for the length of the test.
+class NameMapObserving : public ::testing::Test {
+ protected:
+  NameMapObserving() { model->addObserver(&map); }
+  ~NameMapObserving() override { model->removeObserver(&map); }
+  std::unique_ptr<Model> model = testing::chainModel();
   NameMap map;
-  model->addObserver(&map);
   Graph& g = model->graph();
+};
+
+TEST_F(NameMapObserving, FollowsRenamesAndReplacementChains) {
   Value* r = g.firstNode()->output(0);
   r->setName("r2");
   EXPECT_EQ(map.currentName("r"), "r2");
@@ -31,14 +37,9 @@ TEST(NameMap, FollowsRenamesAndReplacementChains) {
   tanh->output(0)->setName("t2");
   EXPECT_EQ(map.currentName("r"), "t2");
   EXPECT_EQ(map.currentName("t"), "t2");
-  model->removeObserver(&map);
 }
 
-TEST(NameMap, ErasedValuesAreRemoved) {
-  auto model = testing::chainModel();
-  NameMap map;
-  model->addObserver(&map);
-  Graph& g = model->graph();
+TEST_F(NameMapObserving, ErasedValuesAreRemoved) {
   Node* extra = g.createEmptyNode("Neg");
   extra->addInput(g.inputs()[0]);
   extra->addOutput("dead");
@@ -48,14 +49,9 @@ TEST(NameMap, ErasedValuesAreRemoved) {
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(changes[0].first, "dead");
   EXPECT_EQ(changes[0].second, std::nullopt);
-  model->removeObserver(&map);
 }
 
-TEST(NameMap, AValueReplacedByAnInitializerOfItsNameKeepsIt) {
-  auto model = testing::chainModel();
-  NameMap map;
-  model->addObserver(&map);
-  Graph& g = model->graph();
+TEST_F(NameMapObserving, AValueReplacedByAnInitializerOfItsNameKeepsIt) {
   // r (Relu's output) becomes an initializer under the same name, as lifting a constant does.
   Node* relu = g.firstNode();
   auto tensor = std::make_shared<Tensor>(Tensor::fromFloats({1, 4}, std::vector<float>(4, 0)));
@@ -65,14 +61,9 @@ TEST(NameMap, AValueReplacedByAnInitializerOfItsNameKeepsIt) {
   EXPECT_EQ(map.currentName("r"), "r");
   EXPECT_EQ(map.currentName("y"), "y");
   EXPECT_TRUE(map.changes().empty());
-  model->removeObserver(&map);
 }
 
-TEST(NameMap, GraphOutputKeepsItsNameWhenItsProducerIsReplaced) {
-  auto model = testing::chainModel();
-  NameMap map;
-  model->addObserver(&map);
-  Graph& g = model->graph();
+TEST_F(NameMapObserving, GraphOutputKeepsItsNameWhenItsProducerIsReplaced) {
   // y = Sigmoid(r) is replaced by r itself (as eliminating a no-op would do): r takes the name y.
   Node* sigmoid = g.lastNode();
   Value* r = sigmoid->input(0);
@@ -82,7 +73,6 @@ TEST(NameMap, GraphOutputKeepsItsNameWhenItsProducerIsReplaced) {
   EXPECT_EQ(r->name(), "y");
   EXPECT_EQ(map.currentName("y"), "y");
   EXPECT_EQ(map.currentName("r"), "y");
-  model->removeObserver(&map);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Typed pass options: parsing, printing back, and the messages for bad keys and values.
 #include <gtest/gtest.h>
 
+#include "ErrorTestUtil.h"
 #include "TestPasses.h"
 #include "qopt/ir/Error.h"
 
@@ -10,14 +11,9 @@ namespace {
 using testing::Level;
 using testing::TypedPass;
 
+// The usage error setting `key` to `value` gives ("" when it is accepted).
 std::string errorOf(TypedPass& pass, std::string_view key, std::string_view value) {
-  try {
-    pass.setOption(key, value);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    return e.what();
-  }
-  return "no error";
+  return testing::errorOf([&] { pass.setOption(key, value); }, ErrorKind::Usage);
 }
 
 TEST(Options, DefaultsPrintInDeclarationOrder) {

@@ -1,9 +1,12 @@
 // PassManager: order of instrumentation callbacks, change tracking, fixpoint convergence and
 // cap, errors naming the pass, the input snapshot, the verifier and the report.
+#include <memory>
 #include <sstream>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
+#include "ErrorTestUtil.h"
 #include "TestPasses.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/Instrumentations.h"
@@ -13,6 +16,7 @@ namespace qopt {
 namespace {
 
 using testing::chainModel;
+using testing::errorOf;
 
 const PassRegistry& registry() {
   static const PassRegistry r = testing::testRegistry();
@@ -39,47 +43,53 @@ class Recorder : public PassInstrumentation {
   std::vector<std::string> log;
 };
 
-TEST(PassManager, CallsInstrumentationAroundEachPass) {
-  PassManager manager(parsePipeline("noop,append-relu", registry()));
-  Recorder recorder;
-  manager.addInstrumentation(recorder);
-  auto model = chainModel();
+/// A pipeline of the test passes, a fresh chain model to run it on and the context.
+struct ChainRun {
+  explicit ChainRun(std::string_view pipeline) : manager(parsePipeline(pipeline, registry())) {}
+  bool run() { return manager.run(*model, context); }
+  PassManager manager;
+  std::unique_ptr<Model> model = chainModel();
   PassContext context;
-  EXPECT_TRUE(manager.run(*model, context));
-  EXPECT_EQ(recorder.log,
+};
+
+/// A ChainRun that records the instrumentation callbacks.
+struct RecordedRun : ChainRun {
+  explicit RecordedRun(std::string_view pipeline) : ChainRun(pipeline) {
+    manager.addInstrumentation(recorder);
+  }
+  Recorder recorder;
+};
+
+TEST(PassManager, CallsInstrumentationAroundEachPass) {
+  RecordedRun r("noop,append-relu");
+  EXPECT_TRUE(r.run());
+  EXPECT_EQ(r.recorder.log,
             (std::vector<std::string>{"start", "before noop", "after noop", "before append-relu",
                                       "after append-relu changed", "finish"}));
-  EXPECT_EQ(model->graph().numNodes(), 3u);
-  EXPECT_EQ(manager.failedPass(), nullptr);  // no pass threw
+  EXPECT_EQ(r.model->graph().numNodes(), 3u);
+  EXPECT_EQ(r.manager.failedPass(), nullptr);  // no pass threw
 }
 
 TEST(PassManager, FixpointStopsAtTheFirstRoundWithoutChange) {
-  PassManager manager(parsePipeline("fixpoint(countdown{rounds=2},noop)", registry()));
-  Recorder recorder;
-  manager.addInstrumentation(recorder);
-  auto model = chainModel();
-  PassContext context;
-  EXPECT_TRUE(manager.run(*model, context));
-  EXPECT_EQ(recorder.log,
+  RecordedRun r("fixpoint(countdown{rounds=2},noop)");
+  EXPECT_TRUE(r.run());
+  EXPECT_EQ(r.recorder.log,
             (std::vector<std::string>{
                 "start", "before countdown", "after countdown changed round 1", "before noop",
                 "after noop round 1", "before countdown", "after countdown changed round 2",
                 "before noop", "after noop round 2", "before countdown", "after countdown round 3",
                 "before noop", "after noop round 3", "fixpoint 3 converged", "finish"}));
-  EXPECT_TRUE(context.diagnostics().warnings().empty());
+  EXPECT_TRUE(r.context.diagnostics().warnings().empty());
 }
 
 TEST(PassManager, FixpointCapWarnsAndIsReported) {
-  PassManager manager(
-      parsePipeline("fixpoint(countdown{rounds=100}){max-iterations=3}", registry()));
+  ChainRun r("fixpoint(countdown{rounds=100}){max-iterations=3}");
   ReportBuilder report;
-  manager.addInstrumentation(report);
-  auto model = chainModel();
+  r.manager.addInstrumentation(report);
   std::ostringstream err;
-  PassContext context;
-  context.diagnostics().setSink(&err);
-  EXPECT_TRUE(manager.run(*model, context));
-  ASSERT_EQ(context.diagnostics().warnings().size(), 1u);
+  r.context.diagnostics().setSink(&err);
+  EXPECT_TRUE(r.run());
+  ASSERT_EQ(r.context.diagnostics().warnings().size(), 1u);
   EXPECT_EQ(err.str(),
             "qopt: warning: fixpoint(countdown{rounds=100}){max-iterations=3} reached "
             "max-iterations=3 and the last round still changed the model\n");
@@ -93,30 +103,26 @@ TEST(PassManager, FixpointCapWarnsAndIsReported) {
 }
 
 TEST(PassManager, QuietDiagnosticsStillKeepWarnings) {
-  PassManager manager(parsePipeline("fixpoint(countdown{rounds=5}){max-iterations=1}", registry()));
-  auto model = chainModel();
+  ChainRun r("fixpoint(countdown{rounds=5}){max-iterations=1}");
   std::ostringstream err;
-  PassContext context;
-  context.diagnostics().setSink(&err);
-  context.diagnostics().setVerbosity(Verbosity::Quiet);
-  manager.run(*model, context);
+  r.context.diagnostics().setSink(&err);
+  r.context.diagnostics().setVerbosity(Verbosity::Quiet);
+  r.run();
   EXPECT_EQ(err.str(), "");
-  EXPECT_EQ(context.diagnostics().warnings().size(), 1u);
+  EXPECT_EQ(r.context.diagnostics().warnings().size(), 1u);
 }
 
 TEST(PassManager, PassErrorsKeepTheirKindAndNameThePass) {
-  PassManager manager(parsePipeline("noop,throwing", registry()));
-  auto model = chainModel();
-  PassContext context;
+  ChainRun r("noop,throwing");
   try {
-    manager.run(*model, context);
+    r.run();
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Verification);
     EXPECT_EQ(std::string(e.what()), "model.onnx: tensor 'x': mismatch (in pass 'throwing')");
-    ASSERT_NE(manager.failedPass(), nullptr);
-    EXPECT_EQ(manager.failedPass()->name(), "throwing");
-    EXPECT_FALSE(manager.failedPass()->isCheck());
+    ASSERT_NE(r.manager.failedPass(), nullptr);
+    EXPECT_EQ(r.manager.failedPass()->name(), "throwing");
+    EXPECT_FALSE(r.manager.failedPass()->isCheck());
   }
 }
 
@@ -128,16 +134,10 @@ TEST(PassManager, RequirementsAreCheckedBeforeAnyPassRuns) {
   auto model = chainModel();
   model->sourcePath = "model.onnx";
   PassContext context;
-  try {
-    manager.run(*model, context);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_EQ(std::string(e.what()),
-              "model.onnx: pass 'needs-quantized': needs a quantized model (QuantizeLinear/"
-              "DequantizeLinear or integer layers), and neither the input model nor a pass before "
-              "it in the pipeline gives one: run mark-quantized before it");
-  }
+  EXPECT_EQ(errorOf([&] { manager.run(*model, context); }, ErrorKind::Usage),
+            "model.onnx: pass 'needs-quantized': needs a quantized model (QuantizeLinear/"
+            "DequantizeLinear or integer layers), and neither the input model nor a pass before "
+            "it in the pipeline gives one: run mark-quantized before it");
   EXPECT_EQ(countdown->runs, 0);
 
   // A pass before it that provides the property, also inside a fixpoint, satisfies it.
@@ -168,17 +168,15 @@ TEST(PassManager, RequirementsAreCheckedBeforeAnyPassRuns) {
 TEST(PassManager, ModelAnalysesLastUntilAPassChangesTheModel) {
   using Scope = PassContext::AnalysisScope;
   auto run = [](const char* text, const std::vector<std::string>& expectKept) {
-    PassManager manager(parsePipeline(text, registry()));
-    auto model = chainModel();
-    PassContext context;
-    context.setAnalysis<int>("relu-count", Scope::Model, 1);
-    context.setAnalysis<int>("node-count", Scope::Model, 2);
-    context.setAnalysis<int>("samples", Scope::Data, 3);
-    context.setAnalysis<int>("choice", Scope::Outcome, 4);
-    manager.run(*model, context);
+    ChainRun r(text);
+    r.context.setAnalysis<int>("relu-count", Scope::Model, 1);
+    r.context.setAnalysis<int>("node-count", Scope::Model, 2);
+    r.context.setAnalysis<int>("samples", Scope::Data, 3);
+    r.context.setAnalysis<int>("choice", Scope::Outcome, 4);
+    r.run();
     std::vector<std::string> kept;
     for (const char* key : {"relu-count", "node-count", "samples", "choice"}) {
-      if (context.findAnalysis<int>(key) != nullptr) kept.push_back(key);
+      if (r.context.findAnalysis<int>(key) != nullptr) kept.push_back(key);
     }
     EXPECT_EQ(kept, expectKept) << text;
   };
@@ -189,11 +187,9 @@ TEST(PassManager, ModelAnalysesLastUntilAPassChangesTheModel) {
 
 TEST(PassManager, SnapshotsTheInputOnlyWhenAPassAsks) {
   {
-    PassManager manager(parsePipeline("append-relu", registry()));
-    auto model = chainModel();
-    PassContext context;
-    manager.run(*model, context);
-    EXPECT_EQ(context.originalModel(), nullptr);
+    ChainRun r("append-relu");
+    r.run();
+    EXPECT_EQ(r.context.originalModel(), nullptr);
   }
   Pipeline pipeline = parsePipeline("append-relu,original-reader", registry());
   auto* reader = static_cast<testing::OriginalReaderPass*>(pipeline.items()[1].pass.get());
@@ -208,27 +204,23 @@ TEST(PassManager, SnapshotsTheInputOnlyWhenAPassAsks) {
 }
 
 TEST(PassManager, NameMapFollowsChangesWhileRunningOnly) {
-  PassManager manager(parsePipeline("append-relu", registry()));
-  auto model = chainModel();
-  PassContext context;
-  manager.run(*model, context);
+  ChainRun r("append-relu");
+  r.run();
   // append-relu made a new output value: the old one keeps its name, nothing was replaced.
-  EXPECT_EQ(context.nameMap().currentName("y"), "y");
+  EXPECT_EQ(r.context.nameMap().currentName("y"), "y");
   // After the run the map no longer listens.
-  model->graph().outputs()[0]->setName("late");
-  EXPECT_TRUE(context.nameMap().changes().empty());
+  r.model->graph().outputs()[0]->setName("late");
+  EXPECT_TRUE(r.context.nameMap().changes().empty());
 }
 
 TEST(PassManager, ReportHasPassesOptionsStatisticsAndRemarks) {
-  PassManager manager(parsePipeline("typed{count=3 ops=[A]},append-relu", registry()));
+  ChainRun r("typed{count=3 ops=[A]},append-relu");
   ReportBuilder report;
-  manager.addInstrumentation(report);
-  auto model = chainModel();
-  PassContext context;
-  context.results()["topic"] = "value";
-  manager.run(*model, context);
+  r.manager.addInstrumentation(report);
+  r.context.results()["topic"] = "value";
+  r.run();
   Json json = Json::parse(report.report().dump(2));
-  EXPECT_EQ(json["pipeline"].asString(), manager.pipeline().str());
+  EXPECT_EQ(json["pipeline"].asString(), r.manager.pipeline().str());
   const Json& typed = json["passes"].asArray()[0];
   EXPECT_EQ(typed["name"].asString(), "typed");
   EXPECT_EQ(typed["options"]["count"].asInt(), 3);
@@ -250,15 +242,13 @@ TEST(PassManager, ReportHasPassesOptionsStatisticsAndRemarks) {
 }
 
 TEST(PassManager, PrinterAndTimerWriteToTheirStream) {
-  PassManager manager(parsePipeline("noop,append-relu", registry()));
+  ChainRun r("noop,append-relu");
   std::ostringstream printed, timed;
   IrPrinter printer(printed, {"append-relu"});
   PassTimer timer(timed);
-  manager.addInstrumentation(printer);
-  manager.addInstrumentation(timer);
-  auto model = chainModel();
-  PassContext context;
-  manager.run(*model, context);
+  r.manager.addInstrumentation(printer);
+  r.manager.addInstrumentation(timer);
+  r.run();
   EXPECT_EQ(printed.str().find("// ----- IR after append-relu -----\n"), 0u) << printed.str();
   EXPECT_EQ(printed.str().find("IR after noop"), std::string::npos);
   EXPECT_NE(printed.str().find("Relu"), std::string::npos);
@@ -287,15 +277,9 @@ TEST(PassManager, VerifierStopsAfterThePassThatBrokeTheIr) {
   manager.addInstrumentation(recorder);
   auto model = chainModel();
   PassContext context;
-  try {
-    manager.run(*model, context);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Verification);
-    EXPECT_NE(std::string(e.what()).find("the IR is not valid after pass 'misorder'"),
-              std::string::npos)
-        << e.what();
-  }
+  std::string message = errorOf([&] { manager.run(*model, context); }, ErrorKind::Verification);
+  EXPECT_NE(message.find("the IR is not valid after pass 'misorder'"), std::string::npos)
+      << message;
   EXPECT_EQ(recorder.log.back(), "before misorder");
 }
 
@@ -307,14 +291,9 @@ TEST(PassManager, VerifierBlamesABrokenInputOnTheInput) {
   manager.addInstrumentation(recorder);
   auto model = chainModel();
   model->graph().lastNode()->moveBefore(model->graph().firstNode());
-  try {
-    manager.run(*model, *std::make_unique<PassContext>());
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Input);
-    EXPECT_NE(std::string(e.what()).find("the input model is not valid"), std::string::npos)
-        << e.what();
-  }
+  std::string message =
+      errorOf([&] { manager.run(*model, *std::make_unique<PassContext>()); }, ErrorKind::Input);
+  EXPECT_NE(message.find("the input model is not valid"), std::string::npos) << message;
   EXPECT_TRUE(recorder.log.empty());
 }
 

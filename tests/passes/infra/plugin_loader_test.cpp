@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ErrorTestUtil.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/PassPlugin.h"
 #include "qopt/pass/PluginLoader.h"
@@ -16,15 +17,10 @@ namespace fs = std::filesystem;
 
 const fs::path kPlugins = QOPT_TEST_PLUGIN_DIR;
 
+// The input error loading `file` gives ("" when it loads).
 std::string loadError(const fs::path& file, PassRegistry& registry) {
   PluginLoader loader;
-  try {
-    loader.loadFile(file, registry);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Input);
-    return e.what();
-  }
-  return "no error";
+  return testing::errorOf([&] { loader.loadFile(file, registry); }, ErrorKind::Input);
 }
 
 bool contains(const std::string& text, const std::string& part) {

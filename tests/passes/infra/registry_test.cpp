@@ -1,6 +1,7 @@
 // PassRegistry: explicit registration, duplicates naming both origins, unknown names.
 #include <gtest/gtest.h>
 
+#include "ErrorTestUtil.h"
 #include "TestPasses.h"
 #include "qopt/ir/Error.h"
 
@@ -33,13 +34,8 @@ TEST(PassRegistry, DuplicateNameNamesBothOrigins) {
   PassRegistry registry("/lib/first.so");
   registry.add<testing::NoopPass>();
   registry.setOrigin("/lib/second.so");
-  try {
-    registry.add<testing::NoopPass>();
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "pass 'noop': registered twice: by /lib/first.so and by /lib/second.so");
-  }
+  EXPECT_EQ(testing::errorOf([&] { registry.add<testing::NoopPass>(); }),
+            "pass 'noop': registered twice: by /lib/first.so and by /lib/second.so");
 }
 
 TEST(PassRegistry, MergeIsAllOrNothing) {
@@ -69,22 +65,11 @@ TEST(PassRegistry, RejectsNamesThePipelineGrammarCannotSpell) {
 
 TEST(PassRegistry, UnknownPassSuggestsNearMiss) {
   PassRegistry registry = testing::testRegistry();
-  try {
-    registry.create("nop");
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Usage);
-    EXPECT_NE(std::string(e.what()).find("unknown pass 'nop'; did you mean 'noop'?"),
-              std::string::npos)
-        << e.what();
-  }
+  std::string message = testing::errorOf([&] { registry.create("nop"); }, ErrorKind::Usage);
+  EXPECT_NE(message.find("unknown pass 'nop'; did you mean 'noop'?"), std::string::npos) << message;
   PassRegistry empty;
-  try {
-    empty.create("dce");
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no passes are registered"), std::string::npos);
-  }
+  message = testing::errorOf([&] { empty.create("dce"); });
+  EXPECT_NE(message.find("no passes are registered"), std::string::npos) << message;
 }
 
 }  // namespace

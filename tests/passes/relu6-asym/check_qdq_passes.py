@@ -31,32 +31,23 @@ improves and the mean improvement is at least --min-gain dB.
 Uses only Debian's python3-onnx and python3-numpy.
 """
 
-import argparse
 import gzip
 import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
-
-def run(command):
-    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)} exited with {result.returncode}:\n"
-                 f"{result.stdout}{result.stderr}")
-    return result
-
-
-def file_stem(name):
-    """How qopt-run and run_ort.js name a tensor's file."""
-    return "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "_" for c in name)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "support"))
+from onnx_check_common import (constant_values, file_stem, fresh_dir,  # noqa: E402
+                               ort_outputs, qopt_run_outputs, run, strip_activation_qdq,
+                               tool_parser)
 
 
 def unpack_model(path, work, name):
@@ -92,44 +83,6 @@ def sample_dirs(samples, work, input_name, limit):
     return dirs
 
 
-def constant_values(graph):
-    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.attribute[0].name == "value":
-            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
-        elif node.op_type in ("Cast", "Identity") and node.input[0] in values:
-            values[node.output[0]] = values[node.input[0]]
-    return values
-
-
-def strip_activation_qdq(model):
-    """The float model of a QAT export: activation Q -> DQ pairs removed, weights kept."""
-    graph = model.graph
-    consts = constant_values(graph)
-    producer = {out: node for node in graph.node for out in node.output}
-    outputs = {o.name for o in graph.output}
-    replace, dropped = {}, set()
-    for node in graph.node:
-        if node.op_type != "DequantizeLinear":
-            continue
-        q = producer.get(node.input[0])
-        if q is None or q.op_type != "QuantizeLinear" or q.input[0] in consts:
-            continue
-        if node.output[0] in outputs:
-            continue
-        replace[node.output[0]] = q.input[0]
-        dropped.add(id(node))
-    kept = [n for n in graph.node if id(n) not in dropped]
-    for node in kept:
-        for i, name in enumerate(node.input):
-            node.input[i] = replace.get(name, name)
-    used = {name for node in kept for name in node.input} | outputs
-    kept = [n for n in kept if n.op_type != "QuantizeLinear" or n.output[0] in used]
-    del graph.node[:]
-    graph.node.extend(kept)
-    return model
-
-
 def output_steps(model):
     """Per graph output: its quantization step (see the module doc)."""
     graph = model.graph
@@ -161,13 +114,10 @@ def run_both(args, model_path, dirs, tag):
     names = [o.name for o in onnx.load(model_path, load_external_data=False).graph.output]
     for d in dirs:
         base = os.path.join(args.work, "out", tag, os.path.basename(d))
-        run([args.qopt_run, model_path, "--inputs", d, "--outputs", base + "_interp"])
-        results["interp"].append([np.load(os.path.join(base + "_interp", file_stem(n) + ".npy"))
-                                  .astype(np.float64) for n in names])
-        run(["node", args.run_ort, "--model", model_path, "--inputs", d,
-             "--outputs", base + "_ort"])
-        results["ort"].append([np.load(os.path.join(base + "_ort", file_stem(n) + ".npy"))
-                               .astype(np.float64) for n in names])
+        interp = qopt_run_outputs(args.qopt_run, model_path, d, base + "_interp", names)
+        results["interp"].append([a.astype(np.float64) for a in interp])
+        _, ort = ort_outputs(args.run_ort, model_path, d, base + "_ort", names)
+        results["ort"].append([a.astype(np.float64) for a in ort])
     return results
 
 
@@ -384,21 +334,14 @@ def check_exact(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--qopt", required=True)
-    parser.add_argument("--qopt-run", required=True)
-    parser.add_argument("--run-ort", required=True)
-    parser.add_argument("--work", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--samples", required=True)
+    parser = tool_parser(__doc__, "--qopt", "--qopt-run", "--run-ort", "--work", "--model",
+                         "--samples")
     parser.add_argument("--float-model")
     parser.add_argument("--max-samples", type=int, default=8)
     parser.add_argument("--mode", choices=["outputs", "sqnr", "exact"], default="outputs")
     parser.add_argument("--min-gain", type=float, default=5.0)
     args = parser.parse_args()
-    if os.path.isdir(args.work):
-        shutil.rmtree(args.work)
-    os.makedirs(args.work)
+    fresh_dir(args.work)
     if args.mode == "sqnr":
         check_sqnr(args)
     elif args.mode == "exact":

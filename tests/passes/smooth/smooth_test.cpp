@@ -16,7 +16,6 @@ namespace qopt::testing {
 namespace {
 
 constexpr double kExact = 1e-5;
-using Samples = std::vector<std::map<std::string, interp::Array>>;
 
 bool hasRemark(const PassResult& result, const std::string& text) {
   return std::any_of(result.remarks.begin(), result.remarks.end(),
@@ -42,20 +41,14 @@ Samples outlierSamples(const std::string& name, std::vector<int64_t> dims, int64
   return samples;
 }
 
-double errorAfter(Model& model, std::string_view pipeline, const Samples& samples,
-                  const std::string& calib, PassResult* result = nullptr) {
-  std::vector<std::vector<interp::Array>> before;
-  for (const auto& in : samples) before.push_back(runInterpreter(model, in));
-  PassOutcome outcome = runWithData(model, pipeline, calib);
-  if (result) *result = outcome.result;
-  double worst = 0;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    worst = std::max(worst, maxRelativeError(runInterpreter(model, samples[i]), before[i]));
-  }
-  return worst;
-}
+// Most tests build their model in `model` (opset 17), through `g`.
+class Smooth : public ::testing::Test {
+ protected:
+  std::unique_ptr<Model> model = newModel(17);
+  Graph& g = model->graph();
+};
 
-TEST(Smooth, ScalesWorkedOutByHand) {
+TEST_F(Smooth, ScalesWorkedOutByHand) {
   // s_j = actMax_j^alpha / weightMax_j^(1 - alpha).
   std::vector<double> act{4.0, 1.0, 0.0}, weight{1.0, 4.0, 2.0};
   EXPECT_EQ(smooth::smoothingScales(act, weight, 0.5), (std::vector<double>{2.0, 0.5, 1.0}));
@@ -66,7 +59,7 @@ TEST(Smooth, ScalesWorkedOutByHand) {
   EXPECT_EQ(smooth::rowAbsMax(both), (std::vector<double>{3.0, 0.5}));
 }
 
-TEST(Smooth, AutoAlphaIsHighForAnOutlierChannel) {
+TEST_F(Smooth, AutoAlphaIsHighForAnOutlierChannel) {
   std::mt19937 rng(11);
   const size_t rows = 256, k = 16, n = 12;
   std::vector<float> x(rows * k);
@@ -89,10 +82,8 @@ TEST(Smooth, AutoAlphaIsHighForAnOutlierChannel) {
   EXPECT_LE(calm.error, calm.unsmoothedError);
 }
 
-TEST(Smooth, LayerNormFoldSharedByThreeReadersIsExact) {
+TEST_F(Smooth, LayerNormFoldSharedByThreeReadersIsExact) {
   std::mt19937 rng(12);
-  auto model = newModel(17);
-  Graph& g = model->graph();
   Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {2, 6, 8}));
   std::vector<double> gamma = randomValues(8, rng);
   gamma[3] = 40.0;  // an outlier channel after normalization
@@ -105,10 +96,10 @@ TEST(Smooth, LayerNormFoldSharedByThreeReadersIsExact) {
         addInitializer(g, std::string(name) + "_w", DataType::Float, {8, 5}, randomValues(40, rng));
     g.addOutput(addNode(g, "MatMul", {n, w}, name, ValueType::tensor(DataType::Float, {2, 6, 5})));
   }
-  Samples samples = randomSampleSet(*model, 4, 90);
-  std::string calib = writeSamples("smooth_layernorm", samples);
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "smooth", samples, calib, &result), kExact);
+  EXPECT_LE(errorAfterCalibrating(*model, "smooth", randomSampleSet(*model, 4, 90),
+                                  "smooth_layernorm", &result),
+            kExact);
   EXPECT_EQ(result.statistics.get("layers-smoothed"), 3);
   EXPECT_EQ(result.statistics.get("folded"), 1);
   EXPECT_EQ(countOps(*model, "Mul"), 0);
@@ -116,11 +107,9 @@ TEST(Smooth, LayerNormFoldSharedByThreeReadersIsExact) {
   EXPECT_NE(initializerValues(*model, "gamma"), std::vector<double>(gamma.begin(), gamma.end()));
 }
 
-TEST(Smooth, MulInsertedWhereNothingTakesTheFactors) {
+TEST_F(Smooth, MulInsertedWhereNothingTakesTheFactors) {
   // x is a graph input, and also read by a Relu that is not smoothed.
   std::mt19937 rng(13);
-  auto model = newModel(17);
-  Graph& g = model->graph();
   Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {4, 8}));
   Value* w = addInitializer(g, "w", DataType::Float, {8, 3}, randomValues(24, rng));
   g.addOutput(addNode(g, "MatMul", {x, w}, "y", ValueType::tensor(DataType::Float, {4, 3})));
@@ -134,34 +123,30 @@ TEST(Smooth, MulInsertedWhereNothingTakesTheFactors) {
   EXPECT_TRUE(hasRemark(result, "costs an elementwise kernel"));
 }
 
-TEST(Smooth, MulInsertedWithoutIntermediateShapes) {
+TEST_F(Smooth, MulInsertedWithoutIntermediateShapes) {
   // Exporters often leave intermediate tensors without types: the factor's shape for a 1x1
   // Conv's input ([K, 1, 1]) and its type come from the Conv's weight.
   std::mt19937 rng(16);
-  auto model = newModel(17);
-  Graph& g = model->graph();
   Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {1, 4, 5, 5}));
   Value* c = addConv(g, x, "c", {6, 4, 3, 3}, randomValues(216, rng), nullptr, 1, 1);
   Value* a = addNode(g, "Sigmoid", {c}, "a");
   Value* y = addConv(g, a, "y", {3, 6, 1, 1}, randomValues(18, rng), nullptr);
   y->setType(ValueType::tensor(DataType::Float, {1, 3, 5, 5}));
   g.addOutput(y);
-  Samples samples = randomSampleSet(*model, 3, 130);
-  std::string calib = writeSamples("smooth_untyped", samples);
   PassResult result;
-  EXPECT_LE(errorAfter(*model, "smooth", samples, calib, &result), kExact);
+  EXPECT_LE(errorAfterCalibrating(*model, "smooth", randomSampleSet(*model, 3, 130),
+                                  "smooth_untyped", &result),
+            kExact);
   EXPECT_EQ(result.statistics.get("mul-inserted"), 1);
   const Value* factor = model->graph().findValue("a_smooth_scale");
   ASSERT_NE(factor, nullptr);
   EXPECT_EQ(factor->initializer()->dims(), (std::vector<int64_t>{6, 1, 1}));
 }
 
-TEST(Smooth, FoldsIntoMulAddChainsAndPrecedingLayers) {
+TEST_F(Smooth, FoldsIntoMulAddChainsAndPrecedingLayers) {
   // x -> Mul(const) -> Add(const) -> Gemm(transB=1); x2 -> MatMul -> MatMul;
   // x3 -> Conv 3x3 -> Conv 1x1: each division folds, no Mul is added.
   std::mt19937 rng(14);
-  auto model = newModel(17);
-  Graph& g = model->graph();
   Value* x = g.addInput("x", ValueType::tensor(DataType::Float, {4, 8}));
   Value* a = addInitializer(g, "a", DataType::Float, {}, {1.5});
   Value* b = addInitializer(g, "b", DataType::Float, {8}, randomValues(8, rng));
@@ -208,7 +193,7 @@ TEST(Smooth, FoldsIntoMulAddChainsAndPrecedingLayers) {
   EXPECT_TRUE(hasRemark(result, "not smoothed: its kernel is not 1x1"));
 }
 
-TEST(Smooth, FixedAlphaAndErrors) {
+TEST_F(Smooth, FixedAlphaAndErrors) {
   std::mt19937 rng(15);
   auto build = [&] {
     auto model = newModel(17);

@@ -31,7 +31,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "support"))
-from fp16_common import (ROOT, cosine, gunzip, max_relative, run, run_ort, run_qopt_run,
+from fp16_common import (ROOT, cosine, finish, gunzip, max_relative, run, run_ort, run_qopt_run,
                          sqnr_db)
 
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "torch")
@@ -193,11 +193,7 @@ def main():
     elif worst["strip_vs_qdq_sqnr"] < 15:
         failures.append(f"stripped vs Q/DQ SQNR {worst['strip_vs_qdq_sqnr']:.3g} dB < 15 dB")
 
-    if failures:
-        print("\n".join(["FAILED:"] + failures))
-        return 1
-    print(f"{args.fixture}: PASSED")
-    return 0
+    return finish(failures, f"{args.fixture}: PASSED")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import onnx
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "support"))
-from fp16_common import ROOT, max_relative, run, run_ort, run_qopt_run
+from fp16_common import ROOT, finish, max_relative, run, run_ort, run_qopt_run
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
 
@@ -108,11 +108,7 @@ def main():
             print(f"  {name}: max|{kind} - fp32| / max|fp32| = {err:.3g} ({engine})")
             if not np.isfinite(err) or err > rtol:
                 failures.append(f"{kind} {engine} {name}: relative error {err:.3g} > {rtol}")
-    if failures:
-        print("\n".join(["FAILED:"] + failures))
-        return 1
-    print(f"{args.model}: PASSED")
-    return 0
+    return finish(failures, f"{args.model}: PASSED")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "AnalysisTestUtil.h"
+#include "ErrorTestUtil.h"
 #include "qopt/interp/Npy.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
@@ -14,31 +15,17 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::floats;
+using testing::kReluModel;
 using testing::parse;
-
-constexpr const char* kSingleInput = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,2] x) => (float[1,2] y) { y = Relu(x) }
-)";
 
 constexpr const char* kTwoInputs = R"(
 <ir_version: 8, opset_import: ["" : 17]>
 g (float[N,2] a, float[N,2] b) => (float[N,2] y) { y = Add(a, b) }
 )";
 
-class DataSetTest : public testing::TempDirTest {
- protected:
-  DataSetTest() : TempDirTest("qopt_dataset_test_") {}
-};
+using DataSetTest = testing::TempDirTest;
 
-std::string errorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using qopt::testing::errorOf;
 
 TEST_F(DataSetTest, InputSpecsFromTheModelAndInputShapes) {
   auto model = parse(kTwoInputs);
@@ -63,7 +50,7 @@ TEST_F(DataSetTest, InputSpecsFromTheModelAndInputShapes) {
 }
 
 TEST_F(DataSetTest, FolderOfFilesIsOneSamplePerFileInNameOrder) {
-  auto model = parse(kSingleInput);
+  auto model = parse(kReluModel);
   interp::writeNpy(dir_ / "b.npy", floats({1, 2}, {3, 4}));
   interp::writeNpy(dir_ / "a.npy", floats({1, 2}, {1, 2}));
   saveTensorProtoFile(floats({1, 2}, {5, 6}).toTensor("x"), dir_ / "c.pb");
@@ -76,7 +63,7 @@ TEST_F(DataSetTest, FolderOfFilesIsOneSamplePerFileInNameOrder) {
 }
 
 TEST_F(DataSetTest, StackedFileSplitsAlongTheBatch) {
-  auto model = parse(kSingleInput);
+  auto model = parse(kReluModel);
   interp::writeNpy(dir_ / "all.npy", floats({3, 2}, {1, 2, 3, 4, 5, 6}));
   std::vector<Sample> samples = DataSet::open(dir_ / "all.npy", inputSpecs(model->graph())).read();
   ASSERT_EQ(samples.size(), 3u);
@@ -105,7 +92,7 @@ TEST_F(DataSetTest, InputFolderAndSampleFolders) {
 }
 
 TEST_F(DataSetTest, MismatchedDataIsAnInputError) {
-  auto model = parse(kSingleInput);
+  auto model = parse(kReluModel);
   std::vector<InputSpec> specs = inputSpecs(model->graph());
   interp::writeNpy(dir_ / "shape.npy", floats({1, 3}, {1, 2, 3}));
   EXPECT_NE(errorOf([&] {

@@ -8,11 +8,7 @@
 namespace qopt::analysis {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using testing::countOf;
 
 Json layer(const char* tensor, const char* node, Json sqnr, bool flagged) {
   Json l = Json::object();
@@ -104,10 +100,10 @@ g (float[1,4] x) => (float[1,2] y) <float[4,2] w = {1, 2, 3, 4, 5, 6, 7, 8}> { y
             std::string::npos);
   EXPECT_NE(html.find("First layer whose error jumps: <code>c2 &lt;&amp;&gt;</code>"),
             std::string::npos);
-  EXPECT_EQ(count(html, "class=\"chart layer-error\""), 1u);
-  EXPECT_EQ(count(html, "class=\"chart histogram\""), 1u);
-  EXPECT_EQ(count(html, "class=\"chart share\""), 1u);
-  EXPECT_EQ(count(html, "<circle class=\"flagged\""), 2u);
+  EXPECT_EQ(countOf(html, "class=\"chart layer-error\""), 1u);
+  EXPECT_EQ(countOf(html, "class=\"chart histogram\""), 1u);
+  EXPECT_EQ(countOf(html, "class=\"chart share\""), 1u);
+  EXPECT_EQ(countOf(html, "<circle class=\"flagged\""), 2u);
   EXPECT_NE(html.find("<table class=\"inspect\">"), std::string::npos);
   EXPECT_EQ(html.find("c2 <&>"), std::string::npos);  // never unescaped
 }

@@ -15,16 +15,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::floats;
+using testing::kReluModel;
 using testing::parse;
 
-constexpr const char* kModel = R"(
-<ir_version: 8, opset_import: ["" : 17]>
-g (float[1,2] x) => (float[1,2] y) { y = Relu(x) }
-)";
-
+// Three one-value samples 0.npy, 1.npy, 2.npy in the test's folder.
 class SampleCacheTest : public testing::TempDirTest {
  protected:
-  SampleCacheTest() : TempDirTest("qopt_sample_cache_test_") {}
   void SetUp() override {
     TempDirTest::SetUp();
     for (int i = 0; i < 3; ++i) {
@@ -38,7 +34,7 @@ float firstValue(const Sample& sample) {
 }
 
 TEST_F(SampleCacheTest, ReadsADataPathOncePerRun) {
-  auto model = parse(kModel);
+  auto model = parse(kReluModel);
   PassContext context;
   std::vector<InputSpec> specs = inputSpecs(model->graph());
   SampleCache& first = sampleCache(context, dir_, specs);
@@ -58,7 +54,7 @@ TEST_F(SampleCacheTest, ReadsADataPathOncePerRun) {
 }
 
 TEST_F(SampleCacheTest, PastItsBudgetSamplesAreReadAgain) {
-  auto model = parse(kModel);
+  auto model = parse(kReluModel);
   // One sample is 8 bytes: a budget of 16 keeps the first two.
   SampleCache cache(DataSet::open(dir_, inputSpecs(model->graph())), 16);
   EXPECT_EQ(cache.read().size(), 3u);
@@ -68,7 +64,7 @@ TEST_F(SampleCacheTest, PastItsBudgetSamplesAreReadAgain) {
 }
 
 TEST_F(SampleCacheTest, ADifferentReadingOfTheInputsIsADifferentCache) {
-  auto model = parse(kModel);
+  auto model = parse(kReluModel);
   PassContext context;
   std::vector<InputSpec> specs = inputSpecs(model->graph());
   std::vector<InputSpec> other = specs;

@@ -4,14 +4,12 @@
 
 #include <limits>
 
+#include "AnalysisTestUtil.h"
+
 namespace qopt::analysis {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
-  return n;
-}
+using testing::countOf;
 
 TEST(SvgTest, EscapesMarkup) {
   EXPECT_EQ(escapeXml("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&#39;");
@@ -25,10 +23,10 @@ TEST(SvgTest, LayerChartHasOneDotPerLayerAndMarksFlaggedOnes) {
   };
   std::string svg = layerErrorChart(points, 20.0);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
-  EXPECT_EQ(count(svg, "<circle"), 3u);
-  EXPECT_EQ(count(svg, "class=\"flagged\""), 1u);
-  EXPECT_EQ(count(svg, "class=\"divergence\""), 1u);
-  EXPECT_EQ(count(svg, "class=\"threshold\""), 1u);
+  EXPECT_EQ(countOf(svg, "<circle"), 3u);
+  EXPECT_EQ(countOf(svg, "class=\"flagged\""), 1u);
+  EXPECT_EQ(countOf(svg, "class=\"divergence\""), 1u);
+  EXPECT_EQ(countOf(svg, "class=\"threshold\""), 1u);
   EXPECT_NE(svg.find("relu &lt;r&gt;: 35.00 dB"), std::string::npos);
   EXPECT_NE(svg.find("conv1 (c1): no error"), std::string::npos);
   EXPECT_NE(svg.find("<path d=\"M"), std::string::npos);
@@ -38,8 +36,8 @@ TEST(SvgTest, LayerChartHasOneDotPerLayerAndMarksFlaggedOnes) {
 
 TEST(SvgTest, HistogramOverlayDrawsBothDistributions) {
   std::string svg = histogramOverlayChart("c2 <x>", -1.0, 0.5, {1, 4, 2, 0}, {0, 1, 4, 2});
-  EXPECT_EQ(count(svg, "class=\"reference\""), 1u);
-  EXPECT_EQ(count(svg, "class=\"actual\""), 1u);
+  EXPECT_EQ(countOf(svg, "class=\"reference\""), 1u);
+  EXPECT_EQ(countOf(svg, "class=\"actual\""), 1u);
   EXPECT_NE(svg.find("c2 &lt;x&gt;"), std::string::npos);
   EXPECT_NE(svg.find(">-1<"), std::string::npos);  // low edge
   EXPECT_NE(svg.find(">1<"), std::string::npos);   // high edge: -1 + 4 * 0.5
@@ -55,7 +53,7 @@ TEST(SvgTest, LongTitlesKeepTheirEndWithTheFullNameOnHover) {
 TEST(SvgTest, StackedBarSkipsEmptySegments) {
   std::string svg =
       stackedBar({{"INT8", 0.75, "#0a0"}, {"FP16", 0.0, "#00a"}, {"FP32", 0.25, "#777"}});
-  EXPECT_EQ(count(svg, "<title>"), 2u);
+  EXPECT_EQ(countOf(svg, "<title>"), 2u);
   EXPECT_NE(svg.find("INT8: 75.0%"), std::string::npos);
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "ErrorTestUtil.h"
 #include "QuantTestUtil.h"
 #include "qopt/ir/Error.h"
 #include "qopt/quant/CalibCache.h"
@@ -14,9 +15,9 @@
 namespace qopt::quant {
 namespace {
 
-using testing::readAll;
+using testing::readFile;
 using testing::ScratchDir;
-using testing::writeAll;
+using testing::writeFile;
 
 CalibrationCache sampleCache() {
   CalibrationCache cache;
@@ -31,16 +32,10 @@ CalibrationCache sampleCache() {
   return cache;
 }
 
-/// The message of the qopt::Error `fn` throws ("" when it throws none).
+/// The message of the input error `fn` throws ("" when it throws none).
 template <class Fn>
 std::string errorOf(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Input) << e.what();
-    return e.what();
-  }
-  return {};
+  return qopt::testing::errorOf(std::forward<Fn>(fn), ErrorKind::Input);
 }
 
 std::string parseError(const std::string& text) {
@@ -90,10 +85,10 @@ TEST(CalibCache, FileRoundTripIsByteIdentical) {
   ScratchDir dir;
   CalibrationCache cache = sampleCache();
   writeCalibrationCache(cache, dir / "calib.cache");
-  std::string first = readAll(dir / "calib.cache");
+  std::string first = readFile(dir / "calib.cache");
   EXPECT_EQ(first, formatCalibrationCache(cache));
   writeCalibrationCache(readCalibrationCache(dir / "calib.cache"), dir / "again.cache");
-  EXPECT_EQ(readAll(dir / "again.cache"), first);
+  EXPECT_EQ(readFile(dir / "again.cache"), first);
 }
 
 TEST(CalibCache, NamesWithColonsSplitAtTheLastColonSpace) {
@@ -206,12 +201,12 @@ TEST(CalibCache, FormatRefusesWhatCannotBeReadBack) {
 
 TEST(CalibCache, FailedWriteLeavesTheOldFileAndNoTemporary) {
   ScratchDir dir;
-  writeAll(dir / "calib.cache", "old contents");
+  writeFile(dir / "calib.cache", "old contents");
   CalibrationCache cache = sampleCache();
   cache.entries.push_back({"input", 0.5f});  // duplicate: refused before anything is written
   std::string message = errorOf([&] { writeCalibrationCache(cache, dir / "calib.cache"); });
   EXPECT_NE(message.find("calib.cache"), std::string::npos) << message;
-  EXPECT_EQ(readAll(dir / "calib.cache"), "old contents");
+  EXPECT_EQ(readFile(dir / "calib.cache"), "old contents");
   EXPECT_EQ(dir.files(), std::vector<std::string>{"calib.cache"});
 
   // A folder that does not exist: nothing is created.
@@ -221,7 +216,7 @@ TEST(CalibCache, FailedWriteLeavesTheOldFileAndNoTemporary) {
 
   // A successful write replaces the old file completely.
   writeCalibrationCache(sampleCache(), dir / "calib.cache");
-  EXPECT_EQ(readAll(dir / "calib.cache"), formatCalibrationCache(sampleCache()));
+  EXPECT_EQ(readFile(dir / "calib.cache"), formatCalibrationCache(sampleCache()));
   EXPECT_EQ(dir.files(), std::vector<std::string>{"calib.cache"});
 }
 
@@ -229,7 +224,7 @@ TEST(CalibCache, ReadErrorsNameTheFile) {
   ScratchDir dir;
   std::string message = errorOf([&] { readCalibrationCache(dir / "absent.cache"); });
   EXPECT_NE(message.find("absent.cache"), std::string::npos) << message;
-  writeAll(dir / "bad.cache", "TRT-8601-EntropyCalibration2\nx: 1234\n");
+  writeFile(dir / "bad.cache", "TRT-8601-EntropyCalibration2\nx: 1234\n");
   message = errorOf([&] { readCalibrationCache(dir / "bad.cache"); });
   EXPECT_NE(message.find("bad.cache"), std::string::npos) << message;
   EXPECT_NE(message.find("line 2"), std::string::npos) << message;

@@ -12,9 +12,9 @@
 namespace qopt::quant {
 namespace {
 
-using testing::readAll;
+using testing::readFile;
 using testing::ScratchDir;
-using testing::writeAll;
+using testing::writeFile;
 
 std::vector<ScaleEntry> sampleEntries() {
   ScaleEntry activation;
@@ -106,11 +106,11 @@ TEST(ScalesFile, RoundTripIsExact) {
 TEST(ScalesFile, FileRoundTripIsByteIdentical) {
   ScratchDir dir;
   writeScales(sampleEntries(), dir / "scales.json");
-  std::string first = readAll(dir / "scales.json");
+  std::string first = readFile(dir / "scales.json");
   std::vector<ScaleEntry> back = readScales(dir / "scales.json");
   expectSame(back, sampleEntries());
   writeScales(back, dir / "again.json");
-  EXPECT_EQ(readAll(dir / "again.json"), first);
+  EXPECT_EQ(readFile(dir / "again.json"), first);
 }
 
 // calibrator=auto's explanation: the chosen method, the reason and every candidate's amax and
@@ -240,7 +240,7 @@ TEST(ScalesFile, FormatRefusesInconsistentEntries) {
 
 TEST(ScalesFile, FailedWriteLeavesTheOldFile) {
   ScratchDir dir;
-  writeAll(dir / "scales.json", "old");
+  writeFile(dir / "scales.json", "old");
   std::vector<ScaleEntry> entries = sampleEntries();
   entries[0].amax.clear();
   try {
@@ -249,14 +249,14 @@ TEST(ScalesFile, FailedWriteLeavesTheOldFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("scales.json"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(readAll(dir / "scales.json"), "old");
+  EXPECT_EQ(readFile(dir / "scales.json"), "old");
   EXPECT_EQ(dir.files(), std::vector<std::string>{"scales.json"});
 }
 
 TEST(ScalesFile, ReadErrorsNameTheFile) {
   ScratchDir dir;
   EXPECT_THROW(readScales(dir / "absent.json"), Error);
-  writeAll(dir / "bad.json", "{}");
+  writeFile(dir / "bad.json", "{}");
   try {
     readScales(dir / "bad.json");
     ADD_FAILURE() << "no error";

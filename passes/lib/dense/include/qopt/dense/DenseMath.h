@@ -3,6 +3,7 @@
 // 3072-wide MLP cost seconds there, minutes in plain loops).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +26,23 @@ std::vector<double> gram(const double* x, int64_t rows, int64_t k);
 /// g's upper triangle += X^T X's (g is k x k); symmetrize() then fills the lower one.
 void addGramUpper(const double* x, int64_t rows, int64_t k, std::vector<double>& g);
 void symmetrize(std::vector<double>& g, int64_t k);
+
+/// X^T X summed over batches of rows of width k, as a model run delivers them: add() fills the
+/// upper triangle, finish() the lower one.
+struct GramSum {
+  int64_t k = 0;
+  int64_t rows = 0;
+  std::vector<double> gram;  // k x k, row-major
+
+  explicit GramSum(int64_t width = 0)
+      : k(width), gram(static_cast<std::size_t>(width * width), 0.0) {}
+  /// `count` rows of k values each.
+  void add(const double* x, int64_t count) {
+    addGramUpper(x, count, k, gram);
+    rows += count;
+  }
+  void finish() { symmetrize(gram, k); }
+};
 
 /// C (m x n) += alpha * op(A) * B, with op(A) = A (m x kk, leading dim lda) or, transposed,
 /// A^T (A kk x m). B is kk x n (leading dim ldb), C leading dim ldc.

@@ -75,6 +75,9 @@ class Converter {
   /// A copy of the DequantizeLinear producing `value` that yields `to`, or nullptr when its
   /// scale cannot be written in `to`.
   Value* dequantizeCopy(Value* value, DataType to);
+  /// The output of `node` (a Cast or DequantizeLinear it added) that holds `value` in `to`: named
+  /// and typed after `value`, and recorded as the converter's.
+  Value* addOutputIn(Node& node, const Value& value, DataType to);
   void convertGraph(Graph& graph, bool isMain, bool parentConverted);
   void convertNode(Node& node);
   void fixInputs(Node& node);

@@ -11,6 +11,8 @@
 //             [](qopt::PassRegistry& registry) { registry.add<MyPass>(); }};
 //   }
 //
+// A module of one pass can write the same with QOPT_SINGLE_PASS_PLUGIN("my-pass", "1.0", MyPass).
+//
 // Build it with CMake: find_package(qopt) then qopt_add_pass_plugin(my-passes SOURCES ...); the
 // module links only qopt::qopt. qopt loads modules with RTLD_NOW | RTLD_LOCAL and never unloads
 // them. A module built for another QOPT_PLUGIN_API_VERSION is refused with a clear error.
@@ -39,5 +41,14 @@ struct QoptPassPluginInfo {
   void (*registerPasses)(qopt::PassRegistry& registry);
 };
 }
+
+/// Defines the entry point of a module that holds one pass: `pluginName` and `pluginVersion` as
+/// in QoptPassPluginInfo, PassType the pass class the registry callback adds. Written once here so
+/// that every such module's entry point is the same code.
+#define QOPT_SINGLE_PASS_PLUGIN(pluginName, pluginVersion, PassType)         \
+  QOPT_PASS_PLUGIN_EXPORT QoptPassPluginInfo qoptGetPassPluginInfo() {       \
+    return {QOPT_PLUGIN_API_VERSION, pluginName, pluginVersion,              \
+            [](qopt::PassRegistry& registry) { registry.add<PassType>(); }}; \
+  }
 
 using QoptGetPassPluginInfoFn = QoptPassPluginInfo (*)();

@@ -78,6 +78,10 @@ class LinearLayer {
   void writeBack();
 
  private:
+  using ChannelOf = int64_t (LinearLayer::*)(uint64_t) const;
+  /// max |w| over the elements of each of `channels` channels, as `channelOf` assigns them.
+  std::vector<double> channelAbsMax(int64_t channels, ChannelOf channelOf) const;
+
   Node* node_ = nullptr;
   LayerKind kind_ = LayerKind::Conv;
   Value* weightValue_ = nullptr;
