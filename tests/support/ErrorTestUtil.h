@@ -18,7 +18,9 @@ std::string errorOf(Fn&& fn, std::optional<ErrorKind> kind = std::nullopt) {
   try {
     std::forward<Fn>(fn)();
   } catch (const Error& e) {
-    if (kind) EXPECT_EQ(e.kind(), *kind) << e.what();
+    if (kind) {
+      EXPECT_EQ(e.kind(), *kind) << e.what();
+    }
     return e.what();
   }
   return {};
