@@ -10,37 +10,41 @@ namespace qopt {
 
 namespace {
 
+// What a type's elements are; the predicates below read it.
+enum class Kind { Other, Float, Signed, Unsigned };
+
 struct TypeInfo {
   DataType type;
   std::string_view name;
   int bits;
+  Kind kind;
 };
 
 constexpr std::array<TypeInfo, 24> kTypes = {{
-    {DataType::Undefined, "UNDEFINED", 0},
-    {DataType::Float, "FLOAT", 32},
-    {DataType::UInt8, "UINT8", 8},
-    {DataType::Int8, "INT8", 8},
-    {DataType::UInt16, "UINT16", 16},
-    {DataType::Int16, "INT16", 16},
-    {DataType::Int32, "INT32", 32},
-    {DataType::Int64, "INT64", 64},
-    {DataType::String, "STRING", 0},
-    {DataType::Bool, "BOOL", 8},
-    {DataType::Float16, "FLOAT16", 16},
-    {DataType::Double, "DOUBLE", 64},
-    {DataType::UInt32, "UINT32", 32},
-    {DataType::UInt64, "UINT64", 64},
-    {DataType::Complex64, "COMPLEX64", 64},
-    {DataType::Complex128, "COMPLEX128", 128},
-    {DataType::BFloat16, "BFLOAT16", 16},
-    {DataType::Float8E4M3FN, "FLOAT8E4M3FN", 8},
-    {DataType::Float8E4M3FNUZ, "FLOAT8E4M3FNUZ", 8},
-    {DataType::Float8E5M2, "FLOAT8E5M2", 8},
-    {DataType::Float8E5M2FNUZ, "FLOAT8E5M2FNUZ", 8},
-    {DataType::UInt4, "UINT4", 4},
-    {DataType::Int4, "INT4", 4},
-    {DataType::Float4E2M1, "FLOAT4E2M1", 4},
+    {DataType::Undefined, "UNDEFINED", 0, Kind::Other},
+    {DataType::Float, "FLOAT", 32, Kind::Float},
+    {DataType::UInt8, "UINT8", 8, Kind::Unsigned},
+    {DataType::Int8, "INT8", 8, Kind::Signed},
+    {DataType::UInt16, "UINT16", 16, Kind::Unsigned},
+    {DataType::Int16, "INT16", 16, Kind::Signed},
+    {DataType::Int32, "INT32", 32, Kind::Signed},
+    {DataType::Int64, "INT64", 64, Kind::Signed},
+    {DataType::String, "STRING", 0, Kind::Other},
+    {DataType::Bool, "BOOL", 8, Kind::Other},
+    {DataType::Float16, "FLOAT16", 16, Kind::Float},
+    {DataType::Double, "DOUBLE", 64, Kind::Float},
+    {DataType::UInt32, "UINT32", 32, Kind::Unsigned},
+    {DataType::UInt64, "UINT64", 64, Kind::Unsigned},
+    {DataType::Complex64, "COMPLEX64", 64, Kind::Other},
+    {DataType::Complex128, "COMPLEX128", 128, Kind::Other},
+    {DataType::BFloat16, "BFLOAT16", 16, Kind::Float},
+    {DataType::Float8E4M3FN, "FLOAT8E4M3FN", 8, Kind::Float},
+    {DataType::Float8E4M3FNUZ, "FLOAT8E4M3FNUZ", 8, Kind::Float},
+    {DataType::Float8E5M2, "FLOAT8E5M2", 8, Kind::Float},
+    {DataType::Float8E5M2FNUZ, "FLOAT8E5M2FNUZ", 8, Kind::Float},
+    {DataType::UInt4, "UINT4", 4, Kind::Unsigned},
+    {DataType::Int4, "INT4", 4, Kind::Signed},
+    {DataType::Float4E2M1, "FLOAT4E2M1", 4, Kind::Float},
 }};
 
 const TypeInfo* infoOf(DataType type) {
@@ -98,46 +102,18 @@ std::optional<size_t> dataTypeStorageBytes(DataType type, uint64_t count) {
 }
 
 bool isFloatingPoint(DataType type) {
-  switch (type) {
-    case DataType::Float:
-    case DataType::Float16:
-    case DataType::Double:
-    case DataType::BFloat16:
-    case DataType::Float8E4M3FN:
-    case DataType::Float8E4M3FNUZ:
-    case DataType::Float8E5M2:
-    case DataType::Float8E5M2FNUZ:
-    case DataType::Float4E2M1:
-      return true;
-    default:
-      return false;
-  }
+  const TypeInfo* info = infoOf(type);
+  return info && info->kind == Kind::Float;
 }
 
 bool isSignedInteger(DataType type) {
-  switch (type) {
-    case DataType::Int4:
-    case DataType::Int8:
-    case DataType::Int16:
-    case DataType::Int32:
-    case DataType::Int64:
-      return true;
-    default:
-      return false;
-  }
+  const TypeInfo* info = infoOf(type);
+  return info && info->kind == Kind::Signed;
 }
 
 bool isInteger(DataType type) {
-  switch (type) {
-    case DataType::UInt4:
-    case DataType::UInt8:
-    case DataType::UInt16:
-    case DataType::UInt32:
-    case DataType::UInt64:
-      return true;
-    default:
-      return isSignedInteger(type);
-  }
+  const TypeInfo* info = infoOf(type);
+  return info && (info->kind == Kind::Signed || info->kind == Kind::Unsigned);
 }
 
 bool isQuantizedIntegerType(DataType type) {

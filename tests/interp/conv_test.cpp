@@ -62,7 +62,8 @@ int64_t flatten(const std::vector<int64_t>& idx, const std::vector<int64_t>& dim
   return off;
 }
 
-// The sizes both references index with: spatial input and output dims, batch, channels,
+// The sizes both references index with (read into plain locals: clang 14 cannot capture
+// structured bindings in lambdas): spatial input and output dims, batch, channels,
 // channels per group (in and out) and the element counts of input, output and kernel.
 struct ReferenceLayout {
   std::vector<int64_t> in, out;
@@ -105,7 +106,11 @@ void expectReference(const Array& y, const Case& c, const std::vector<int64_t>& 
 
 std::vector<double> referenceConv(const ConvCase& c, const Array& x, const Array& w,
                                   const Array* b) {
-  const auto [in, out, n, ch, cg, mg, inSize, outSize, ks] = referenceLayout(c, spatialOut(c));
+  const ReferenceLayout layout = referenceLayout(c, spatialOut(c));
+  const std::vector<int64_t>& in = layout.in;
+  const std::vector<int64_t>& out = layout.out;
+  const int64_t n = layout.n, ch = layout.ch, cg = layout.cg, mg = layout.mg,
+                inSize = layout.inSize, outSize = layout.outSize, ks = layout.ks;
   std::vector<double> y(static_cast<size_t>(n * c.filters * outSize));
   for (int64_t bn = 0; bn < n; ++bn) {
     for (int64_t m = 0; m < c.filters; ++m) {
@@ -361,7 +366,11 @@ std::vector<int64_t> transposeOut(const TransposeCase& c) {
 
 std::vector<double> referenceTranspose(const TransposeCase& c, const Array& x, const Array& w,
                                        const Array& b) {
-  const auto [in, out, n, ch, cg, mg, inSize, outSize, ks] = referenceLayout(c, transposeOut(c));
+  const ReferenceLayout layout = referenceLayout(c, transposeOut(c));
+  const std::vector<int64_t>& in = layout.in;
+  const std::vector<int64_t>& out = layout.out;
+  const int64_t n = layout.n, ch = layout.ch, cg = layout.cg, mg = layout.mg,
+                inSize = layout.inSize, outSize = layout.outSize, ks = layout.ks;
   std::vector<double> y(static_cast<size_t>(n * c.filters * outSize));
   for (int64_t bn = 0; bn < n; ++bn) {
     for (int64_t m = 0; m < c.filters; ++m) {
