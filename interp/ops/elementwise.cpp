@@ -157,7 +157,7 @@ void addBitwise(KernelRegistry& r, const char* name, Op op) {
 /// numeric types, keeps the file's compile time in bounds.
 Array widenExponent(const Array& exponent) {
   const DataType from = exponent.dataType();
-  const DataType to = isFloatingPoint(from) ? DataType::Double
+  const DataType to = isFloatingPoint(from)      ? DataType::Double
                       : from == DataType::UInt64 ? DataType::UInt64
                                                  : DataType::Int64;
   if (from == to) return exponent;

@@ -24,9 +24,9 @@ inline constexpr size_t kRandomAwqSamples = 16;
 enum class Keep { Rows, Gram };
 
 struct CapturedActivations {
-  std::map<const Value*, ActivationRows> rows;  // Keep::Rows
+  std::map<const Value*, ActivationRows> rows;   // Keep::Rows
   std::map<const Value*, dense::GramSum> grams;  // Keep::Gram: X^T X of all rows
-  std::string origin;                           // "calib:<path>" or "random"
+  std::string origin;                            // "calib:<path>" or "random"
   size_t samples = 0;
 };
 

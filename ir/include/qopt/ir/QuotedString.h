@@ -35,8 +35,7 @@ inline std::string_view namedEscape(unsigned char c, bool backspaceAndFormFeed) 
 /// Appends `text` quoted: each byte with a named escape as that, every other through
 /// `other(out, byte)`.
 template <class Other>
-void appendQuoted(std::string& out, std::string_view text, bool backspaceAndFormFeed,
-                  Other other) {
+void appendQuoted(std::string& out, std::string_view text, bool backspaceAndFormFeed, Other other) {
   out += '"';
   for (unsigned char c : text) {
     std::string_view named = namedEscape(c, backspaceAndFormFeed);
