@@ -41,6 +41,8 @@ configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/qoptConfig.cmake.in
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/qoptConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
   COMPATIBILITY SameMajorVersion)
+# The lit set-up plugin golden tests share (plugins/*/test/lit.cfg.py, docs/writing-a-pass.md).
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/lit/qopt_lit.py DESTINATION ${CMAKE_INSTALL_DATADIR}/qopt/lit)
 install(FILES
     ${CMAKE_BINARY_DIR}/cmake/qoptConfig.cmake
     ${CMAKE_BINARY_DIR}/cmake/qoptConfigVersion.cmake

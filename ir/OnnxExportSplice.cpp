@@ -61,59 +61,45 @@ SplicedSerializer::Sized SplicedSerializer::sizeOf(const onnx::TensorProto& prot
   return {size, true};
 }
 
-namespace {
-
-// Adds the growth of lent children to their parent's size.
-template <class Child, class SizeFn>
-void addChild(const Child& child, int number, SizeFn&& sizeOf, uint64_t& size, bool& holdsLent) {
-  auto sized = sizeOf(child);
-  if (!sized.holdsLent) return;
-  size += fieldBytes(number, sized.size) - fieldBytes(number, cachedSize(child));
-  holdsLent = true;
+template <class Child>
+void SplicedSerializer::grow(Sized& sized, int number, const Child& child) {
+  Sized grown = sizeOf(child);
+  if (!grown.holdsLent) return;
+  sized.size += fieldBytes(number, grown.size) - fieldBytes(number, cachedSize(child));
+  sized.holdsLent = true;
 }
 
-}  // namespace
+SplicedSerializer::Sized SplicedSerializer::record(const void* message, Sized sized) {
+  if (sized.holdsLent) spliced_[message] = sized.size;
+  return sized;
+}
 
 SplicedSerializer::Sized SplicedSerializer::sizeOf(const onnx::AttributeProto& proto) {
-  uint64_t size = cachedSize(proto);
-  bool holdsLent = false;
-  auto tensorSize = [this](const onnx::TensorProto& t) { return sizeOf(t); };
-  auto graphSize = [this](const onnx::GraphProto& g) { return sizeOf(g); };
-  if (proto.has_t()) addChild(proto.t(), 5, tensorSize, size, holdsLent);
-  if (proto.has_g()) addChild(proto.g(), 6, graphSize, size, holdsLent);
-  for (const auto& t : proto.tensors()) addChild(t, 10, tensorSize, size, holdsLent);
-  for (const auto& g : proto.graphs()) addChild(g, 11, graphSize, size, holdsLent);
-  if (holdsLent) spliced_[&proto] = size;
-  return {size, holdsLent};
+  Sized sized{cachedSize(proto), false};
+  if (proto.has_t()) grow(sized, 5, proto.t());
+  if (proto.has_g()) grow(sized, 6, proto.g());
+  for (const auto& t : proto.tensors()) grow(sized, 10, t);
+  for (const auto& g : proto.graphs()) grow(sized, 11, g);
+  return record(&proto, sized);
 }
 
 SplicedSerializer::Sized SplicedSerializer::sizeOf(const onnx::NodeProto& proto) {
-  uint64_t size = cachedSize(proto);
-  bool holdsLent = false;
-  auto attrSize = [this](const onnx::AttributeProto& a) { return sizeOf(a); };
-  for (const auto& a : proto.attribute()) addChild(a, 5, attrSize, size, holdsLent);
-  if (holdsLent) spliced_[&proto] = size;
-  return {size, holdsLent};
+  Sized sized{cachedSize(proto), false};
+  for (const auto& a : proto.attribute()) grow(sized, 5, a);
+  return record(&proto, sized);
 }
 
 SplicedSerializer::Sized SplicedSerializer::sizeOf(const onnx::GraphProto& proto) {
-  uint64_t size = cachedSize(proto);
-  bool holdsLent = false;
-  auto nodeSize = [this](const onnx::NodeProto& n) { return sizeOf(n); };
-  auto tensorSize = [this](const onnx::TensorProto& t) { return sizeOf(t); };
-  for (const auto& n : proto.node()) addChild(n, 1, nodeSize, size, holdsLent);
-  for (const auto& t : proto.initializer()) addChild(t, 5, tensorSize, size, holdsLent);
-  if (holdsLent) spliced_[&proto] = size;
-  return {size, holdsLent};
+  Sized sized{cachedSize(proto), false};
+  for (const auto& n : proto.node()) grow(sized, 1, n);
+  for (const auto& t : proto.initializer()) grow(sized, 5, t);
+  return record(&proto, sized);
 }
 
 SplicedSerializer::Sized SplicedSerializer::sizeOf(const onnx::ModelProto& proto) {
-  uint64_t size = cachedSize(proto);
-  bool holdsLent = false;
-  auto graphSize = [this](const onnx::GraphProto& g) { return sizeOf(g); };
-  if (proto.has_graph()) addChild(proto.graph(), 7, graphSize, size, holdsLent);
-  if (holdsLent) spliced_[&proto] = size;
-  return {size, holdsLent};
+  Sized sized{cachedSize(proto), false};
+  if (proto.has_graph()) grow(sized, 7, proto.graph());
+  return record(&proto, sized);
 }
 
 template <class Message>

@@ -121,6 +121,11 @@ class SplicedSerializer {
   Sized sizeOf(const onnx::NodeProto& proto);
   Sized sizeOf(const onnx::AttributeProto& proto);
   Sized sizeOf(const onnx::TensorProto& proto);
+  /// Adds the growth of `child` (field `number`) to its parent's `sized` when it holds lent bytes.
+  template <class Child>
+  void grow(Sized& sized, int number, const Child& child);
+  /// Records a message's size when it holds lent bytes; returns `sized`.
+  Sized record(const void* message, Sized sized);
   template <class Message>
   void writeField(int number, Message& message, google::protobuf::io::CodedOutputStream& out);
   void writeBody(onnx::ModelProto& proto, google::protobuf::io::CodedOutputStream& out);

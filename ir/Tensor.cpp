@@ -337,6 +337,31 @@ T saturate(double v) {
   return static_cast<T>(r);
 }
 
+/// Stores convert(values[i]) as a T at element i.
+template <class T, class Convert>
+void storeEach(std::byte* out, std::span<const double> values, Convert convert) {
+  for (size_t i = 0; i < values.size(); ++i) storeAs<T>(out + i * sizeof(T), convert(values[i]));
+}
+
+template <class T>
+void storeSaturated(std::byte* out, std::span<const double> values) {
+  storeEach<T>(out, values, [](double v) { return saturate<T>(v); });
+}
+
+/// A 4-bit element: Int4 and UInt4 round and saturate, Float4E2M1 encodes.
+uint32_t encodeNibble(DataType type, double v) {
+  if (type == DataType::Int4) {
+    // Through int32: converting a negative double straight to unsigned is undefined.
+    double clamped = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), -8.0, 7.0);
+    return static_cast<uint32_t>(static_cast<int32_t>(clamped)) & 0xFu;
+  }
+  if (type == DataType::UInt4) {
+    double clamped = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 15.0);
+    return static_cast<uint32_t>(clamped);
+  }
+  return encodeMiniFloat(type, v);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -492,76 +517,51 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims,
   }
   std::string bytes(*size, '\0');
   auto* out = reinterpret_cast<std::byte*>(bytes.data());
-  for (size_t i = 0; i < values.size(); ++i) {
-    double v = values[i];
-    switch (type) {
-      case DataType::Float:
-        storeAs(out + i * 4, static_cast<float>(v));
-        break;
-      case DataType::Double:
-        storeAs(out + i * 8, v);
-        break;
-      case DataType::Float16:
-        storeAs(out + i * 2, floatToHalfBits(toFloatRoundToOdd(v)));
-        break;
-      case DataType::BFloat16:
-        storeAs(out + i * 2, floatToBFloat16Bits(toFloatRoundToOdd(v)));
-        break;
-      case DataType::Int8:
-        storeAs(out + i, saturate<int8_t>(v));
-        break;
-      case DataType::UInt8:
-        storeAs(out + i, saturate<uint8_t>(v));
-        break;
-      case DataType::Bool:
-        storeAs(out + i, static_cast<uint8_t>(v != 0.0));
-        break;
-      case DataType::Int16:
-        storeAs(out + i * 2, saturate<int16_t>(v));
-        break;
-      case DataType::UInt16:
-        storeAs(out + i * 2, saturate<uint16_t>(v));
-        break;
-      case DataType::Int32:
-        storeAs(out + i * 4, saturate<int32_t>(v));
-        break;
-      case DataType::UInt32:
-        storeAs(out + i * 4, saturate<uint32_t>(v));
-        break;
-      case DataType::Int64:
-        storeAs(out + i * 8, saturate<int64_t>(v));
-        break;
-      case DataType::UInt64:
-        storeAs(out + i * 8, saturate<uint64_t>(v));
-        break;
-      case DataType::Float8E4M3FN:
-      case DataType::Float8E4M3FNUZ:
-      case DataType::Float8E5M2:
-      case DataType::Float8E5M2FNUZ:
-        storeAs(out + i, static_cast<uint8_t>(encodeMiniFloat(type, v)));
-        break;
-      case DataType::Int4:
-      case DataType::UInt4:
-      case DataType::Float4E2M1: {
-        uint32_t nibble;
-        if (type == DataType::Int4) {
-          // Through int32: converting a negative double straight to unsigned is undefined.
-          double clamped = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), -8.0, 7.0);
-          nibble = static_cast<uint32_t>(static_cast<int32_t>(clamped)) & 0xFu;
-        } else if (type == DataType::UInt4) {
-          double clamped = std::isnan(v) ? 0.0 : std::clamp(std::nearbyint(v), 0.0, 15.0);
-          nibble = static_cast<uint32_t>(clamped);
-        } else {
-          nibble = encodeMiniFloat(type, v);
-        }
+  switch (type) {
+    case DataType::Float:
+      storeEach<float>(out, values, [](double v) { return static_cast<float>(v); });
+      break;
+    case DataType::Double:
+      storeEach<double>(out, values, [](double v) { return v; });
+      break;
+    case DataType::Float16:
+      storeEach<uint16_t>(out, values,
+                          [](double v) { return floatToHalfBits(toFloatRoundToOdd(v)); });
+      break;
+    case DataType::BFloat16:
+      storeEach<uint16_t>(out, values,
+                          [](double v) { return floatToBFloat16Bits(toFloatRoundToOdd(v)); });
+      break;
+    case DataType::Bool:
+      storeEach<uint8_t>(out, values, [](double v) { return static_cast<uint8_t>(v != 0.0); });
+      break;
+    case DataType::Int8: storeSaturated<int8_t>(out, values); break;
+    case DataType::UInt8: storeSaturated<uint8_t>(out, values); break;
+    case DataType::Int16: storeSaturated<int16_t>(out, values); break;
+    case DataType::UInt16: storeSaturated<uint16_t>(out, values); break;
+    case DataType::Int32: storeSaturated<int32_t>(out, values); break;
+    case DataType::UInt32: storeSaturated<uint32_t>(out, values); break;
+    case DataType::Int64: storeSaturated<int64_t>(out, values); break;
+    case DataType::UInt64: storeSaturated<uint64_t>(out, values); break;
+    case DataType::Float8E4M3FN:
+    case DataType::Float8E4M3FNUZ:
+    case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ:
+      storeEach<uint8_t>(out, values,
+                         [type](double v) { return static_cast<uint8_t>(encodeMiniFloat(type, v)); });
+      break;
+    case DataType::Int4:
+    case DataType::UInt4:
+    case DataType::Float4E2M1:
+      for (size_t i = 0; i < values.size(); ++i) {
         auto& byte = reinterpret_cast<uint8_t&>(out[i / 2]);
+        const uint32_t nibble = encodeNibble(type, values[i]);
         byte = static_cast<uint8_t>(i % 2 == 0 ? ((byte & 0xF0u) | nibble)
                                                : ((byte & 0x0Fu) | (nibble << 4)));
-        break;
       }
-      default:
-        break;
-    }
+      break;
+    default:
+      break;
   }
   t.setRawBytes(Buffer::fromString(std::move(bytes)));
   return t;

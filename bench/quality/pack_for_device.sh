@@ -11,7 +11,7 @@ data=${QOPT_BENCH_DATA:-${XDG_CACHE_HOME:-$HOME/.cache}/qopt/bench/data}
 [ -f "$data/manifest.json" ] || /usr/bin/python3 "$here/make_data.py" --out "$data" >/dev/null
 rm -rf "$out"
 mkdir -p "$out/corpus" "$out/models"
-cp "$here"/quality_common.py "$here"/export_transformers.py "$here"/ort_reference.py \
+cp "$here"/quality_common.py "$here"/models.json "$here"/export_transformers.py "$here"/ort_reference.py \
    "$here"/device_reference.sh "$out/"
 cp "$here"/models/* "$out/models/"
 tar -C "$(dirname "$data")" -cJf "$out/data.tar.xz" "$(basename "$data")"

@@ -13,38 +13,12 @@ import os
 
 import numpy as np
 
-# Per model: what it is, its one input, how its uint8/int64 data becomes the model's input, and
-# which task metric applies. 'source' says where the model comes from: the trained corpus
-# (tests/corpus, fetched by fetch_corpus.py) or a device export with regenerated weights
-# (bench/quality/models).
-MODELS = {
-    "ppocr-v4-det": {
-        "source": "corpus", "task": "detector", "input": "x", "shape": [1, 3, 320, 320],
-        "norm": "imagenet", "calib": 32, "eval": 16,
-        "what": "PP-OCRv4 text detector (DBNet), trained; 320x320 pages of rendered text",
-    },
-    "ppocr-v4-rec": {
-        "source": "corpus", "task": "recognizer", "input": "x", "shape": [1, 3, 48, 320],
-        "norm": "half", "calib": 32, "eval": 256,
-        "what": "PP-OCRv4 text recognizer (SVTR, CTC over 6625 classes), trained; 48x320 text lines",
-    },
-    "ppocr-mobile-cls": {
-        "source": "corpus", "task": "classifier", "input": "x", "shape": [1, 3, 48, 192],
-        "norm": "half", "calib": 32, "eval": 64,
-        "what": "PP-OCR text direction classifier (depthwise CNN), trained; 48x192 lines, half upside down",
-    },
-    "vit-b16": {
-        "source": "device", "task": "classifier", "input": "pixel_values", "shape": [1, 3, 224, 224],
-        "norm": "imagenet", "calib": 32, "eval": 128,
-        "what": "ViT-B/16 (timm vit_base_patch16_224), random weights; 224x224 synthetic scenes",
-    },
-    "gpt2": {
-        "source": "device", "task": "lm", "input": "input_ids", "shape": [1, 128],
-        "norm": "ids", "calib": 32, "eval": 16,
-        "what": "GPT-2 decoder (transformers GPT2Config: 12 layers, 768 wide, 12 heads), random "
-                "weights; 128 token ids, output logits",
-    },
-}
+# Per model (models.json): what it is, its one input, how its uint8/int64 data becomes the
+# model's input, and which task metric applies. 'source' says where the model comes from: the
+# trained corpus (tests/corpus, fetched by fetch_corpus.py) or a device export with regenerated
+# weights (bench/quality/models).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.json")) as _f:
+    MODELS = json.load(_f)
 
 TASK_METRIC = {
     "classifier": "top-1 agreement with FP32 (%)",

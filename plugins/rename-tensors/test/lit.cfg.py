@@ -1,18 +1,11 @@
 # Golden tests for the rename-tensors plugin, run against an installed qopt:
 #   lit.py -sv test --param qopt=<prefix>/bin/qopt --param plugin=<build>/rename-tensors.so \
 #          --param build_dir=<build> [--param filecheck_dir=/usr/lib/llvm-14/bin]
+# The set-up is qopt's own (share/qopt/lit/qopt_lit.py in its prefix).
 import os
-import lit.formats
+import sys
 
-config.name = "rename-tensors"
-config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".onnxtxt"]
-config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(lit_config.params["build_dir"], "test")
+sys.path.insert(0, os.path.join(os.path.dirname(lit_config.params["qopt"]), "../share/qopt/lit"))
+import qopt_lit  # noqa: E402
 
-tools = lit_config.params.get("filecheck_dir", "/usr/lib/llvm-14/bin")
-config.environment["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
-config.environment.pop("QOPT_PLUGIN_PATH", None)
-qopt = lit_config.params["qopt"]
-plugin = lit_config.params["plugin"]
-config.substitutions.append(("%qopt", f"{qopt} --load-pass-plugin={plugin}"))
+qopt_lit.configure_plugin_tests(config, lit_config, "rename-tensors", os.path.dirname(__file__))
