@@ -165,6 +165,13 @@ struct Interpreter::Plan {
   int threads = 1;
   bool fuse = true;
   MemoryTracker* tracker = nullptr;  // set during run()
+  // The run's observer, and the slots it wants in each graph (built when the graph first runs
+  // in the run: a Loop body runs many times). Set during run().
+  CaptureObserver* observer = nullptr;
+  std::unordered_map<const GraphPlan*, std::vector<char>> wantedSlots;
+  /// The slots of `plan` the run's observer wants (empty: none). Constants are reported here,
+  /// once per run.
+  const std::vector<char>& wantedIn(const GraphPlan& plan);
 
   const GraphPlan& prepare(Interpreter& self, const Graph& graph, const KernelRegistry& registry,
                            uint64_t maxTensorBytes);
@@ -546,6 +553,21 @@ void Interpreter::Plan::planEpilogueFakeQuants(GraphPlan& gp, const Graph& graph
   }
 }
 
+const std::vector<char>& Interpreter::Plan::wantedIn(const GraphPlan& plan) {
+  auto [it, inserted] = wantedSlots.try_emplace(&plan);
+  std::vector<char>& wanted = it->second;
+  if (!inserted || observer == nullptr || observer->wanted().empty()) return wanted;
+  for (const Value* v : observer->wanted()) {
+    if (auto slot = plan.slotOf.find(v); slot != plan.slotOf.end()) {
+      if (wanted.empty()) wanted.assign(static_cast<size_t>(plan.numSlots), 0);
+      wanted[static_cast<size_t>(slot->second)] = 1;
+    } else if (auto c = plan.constantOf.find(v); c != plan.constantOf.end()) {
+      observer->captured(*v, plan.constants[static_cast<size_t>(c->second)]);
+    }
+  }
+  return wanted;
+}
+
 std::vector<Array> Interpreter::Plan::execute(
     Interpreter& self, const GraphPlan& plan, std::vector<Array>& slots,
     const std::function<const Array*(const Value*)>& outer, CaptureObserver* observer) {
@@ -579,16 +601,11 @@ std::vector<Array> Interpreter::Plan::execute(
     throw nodeError(*node, opset, cause);
   };
 
-  std::vector<char> wanted;
-  if (observer != nullptr && !observer->wanted().empty()) {
-    wanted.assign(static_cast<size_t>(plan.numSlots), 0);
-    for (const Value* v : observer->wanted()) {
-      if (auto it = plan.slotOf.find(v); it != plan.slotOf.end()) {
-        wanted[static_cast<size_t>(it->second)] = 1;
-      } else if (auto c = plan.constantOf.find(v); c != plan.constantOf.end()) {
-        observer->captured(*v, plan.constants[static_cast<size_t>(c->second)]);
-      }
-    }
+  static const std::vector<char> kNone;
+  const std::vector<char>& wanted = observer != nullptr ? wantedIn(plan) : kNone;
+  if (!wanted.empty()) {
+    // Inputs are reported on every execution: a body's inputs change from iteration to
+    // iteration.
     for (int32_t slot : plan.inputSlots) {
       if (wanted[static_cast<size_t>(slot)] && slots[static_cast<size_t>(slot)].valid()) {
         for (const Value* v : plan.graph->inputs()) {
@@ -601,7 +618,7 @@ std::vector<Array> Interpreter::Plan::execute(
   // A chain runs unfused when the observer wants a value inside it (and when runConv finds
   // that its epilogue does not fit the run's tensors); without its QuantizeLinear ->
   // DequantizeLinear pair when only the pair's input or integers are wanted.
-  auto wantedIn = [&](const PlannedChain& chain, size_t from, size_t to) {
+  auto wantedInChain = [&](const PlannedChain& chain, size_t from, size_t to) {
     return !wanted.empty() &&
            std::any_of(chain.innerSlots.begin() + static_cast<std::ptrdiff_t>(from),
                        chain.innerSlots.begin() + static_cast<std::ptrdiff_t>(to),
@@ -641,9 +658,9 @@ std::vector<Array> Interpreter::Plan::execute(
                                                 : nullptr;  // planned only when fusing
     bool withoutPair = false;
     if (chain != nullptr) {
-      if (wantedIn(*chain, 0, chain->layerInnerSlots)) {
+      if (wantedInChain(*chain, 0, chain->layerInnerSlots)) {
         chain = nullptr;
-      } else if (wantedIn(*chain, chain->layerInnerSlots, chain->innerSlots.size())) {
+      } else if (wantedInChain(*chain, chain->layerInnerSlots, chain->innerSlots.size())) {
         withoutPair = true;
         if (chain->layerSteps == 0) chain = nullptr;  // a Conv and the pair alone: plain steps
       }
@@ -820,9 +837,15 @@ std::vector<Array> Interpreter::run(const std::map<std::string, Array>& inputs,
   AllocationLimitScope limit(options_.maxTensorBytes);
   BufferPoolScope buffers(plan_->buffers.get());
   plan_->tracker = &tracker;
-  struct ResetTracker {
+  plan_->observer = observer;
+  plan_->wantedSlots.clear();
+  struct ResetRun {
     Plan* plan;
-    ~ResetTracker() { plan->tracker = nullptr; }
+    ~ResetRun() {
+      plan->tracker = nullptr;
+      plan->observer = nullptr;
+      plan->wantedSlots.clear();
+    }
   } reset{plan_.get()};
   std::vector<Array> results = plan_->execute(*this, plan, slots, {}, observer);
   peakBytes_ = tracker.peak();
@@ -854,7 +877,7 @@ std::vector<Array> Interpreter::runSubgraph(
     if (plan_->tracker && slot.valid() && !plan_->tracker->excluded(slot))
       plan_->tracker->add(slot);
   }
-  return plan_->execute(*this, plan, slots, outerLookup, nullptr);
+  return plan_->execute(*this, plan, slots, outerLookup, plan_->observer);
 }
 
 }  // namespace qopt::interp

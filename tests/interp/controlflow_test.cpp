@@ -37,6 +37,20 @@ LoopParts loopNode(GraphBuilder& b, std::vector<Value*> inputs, size_t outputs,
   return {loop, body, condIn, state};
 }
 
+// Records every capture, in order.
+class Recorder : public CaptureObserver {
+ public:
+  explicit Recorder(std::unordered_set<const Value*> wanted) : wanted_(std::move(wanted)) {}
+  const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void captured(const Value& value, const Array& array) override {
+    seen.emplace_back(value.name(), doubles(array));
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> seen;
+
+ private:
+  std::unordered_set<const Value*> wanted_;
+};
+
 TEST(ControlFlow, IfRunsTheChosenBranchWithOuterValues) {
   GraphBuilder b(13);
   Value* cond = b.input("cond");
@@ -100,6 +114,18 @@ TEST(ControlFlow, LoopCarriesStateAndStacksScanOutputs) {
                           {"v0", floats({2}, {5, 5})}});
   EXPECT_EQ(doubles(none[0]), (std::vector<double>{5, 5}));
   EXPECT_EQ(none[1].numel(), 0);
+  // A capture sees every iteration: the body's input, its computed value, and once a value of
+  // the main graph the body reads.
+  Recorder recorder({v, next, x});
+  interp.run({{"x", floats({1}, {10})},
+              {"M", int64s({}, {3})},
+              {"cond", bools({}, {true})},
+              {"v0", floats({1}, {1})}},
+             &recorder);
+  std::vector<std::pair<std::string, std::vector<double>>> expected = {
+      {x->name(), {10}},    {v->name(), {1}},  {next->name(), {11}}, {v->name(), {11}},
+      {next->name(), {21}}, {v->name(), {21}}, {next->name(), {31}}};
+  EXPECT_EQ(recorder.seen, expected);
 }
 
 TEST(ControlFlow, LoopStopsWhenTheBodyConditionTurnsFalse) {
@@ -143,6 +169,34 @@ TEST(ControlFlow, ScanAccumulatesAlongAnAxis) {
   auto back = reversed.run({{"s0", floats({}, {0})}, {"xs", floats({3}, {1, 2, 3})}});
   EXPECT_EQ(doubles(back[1]), (std::vector<double>{3, 5, 6}));
 }
+
+TEST(ControlFlow, CapturesSeeTheBranchAnIfTookAndNotTheOther) {
+  GraphBuilder b(13);
+  Value* cond = b.input("cond");
+  Value* x = b.input("x");
+  Node* ifNode = b.node("If", {cond});
+  Graph* thenBranch = attachGraph(ifNode, "then_branch");
+  Graph* elseBranch = attachGraph(ifNode, "else_branch");
+  Value* doubled = b.node("Add", {x, x}, 1, thenBranch)->output(0);
+  Value* negated = b.node("Neg", {x}, 1, elseBranch)->output(0);
+  thenBranch->addOutput(b.node("Relu", {doubled}, 1, thenBranch)->output(0));
+  elseBranch->addOutput(b.node("Relu", {negated}, 1, elseBranch)->output(0));
+  b.output(ifNode->output(0));
+  Interpreter interp(b.graph());
+  Recorder taken({doubled, negated});
+  interp.run({{"cond", bools({}, {true})}, {"x", floats({2}, {1, -2})}}, &taken);
+  ASSERT_EQ(taken.seen.size(), 1u);
+  EXPECT_EQ(taken.seen[0].first, doubled->name());
+  EXPECT_EQ(taken.seen[0].second, (std::vector<double>{2, -4}));
+  Recorder other({doubled, negated});
+  interp.run({{"cond", bools({}, {false})}, {"x", floats({2}, {1, -2})}}, &other);
+  ASSERT_EQ(other.seen.size(), 1u);
+  EXPECT_EQ(other.seen[0].first, negated->name());
+  // Without an observer the same interpreter still runs (nothing of the last run is kept).
+  EXPECT_EQ(doubles(interp.run({{"cond", bools({}, {true})}, {"x", floats({2}, {1, -2})}})[0]),
+            (std::vector<double>{2, 0}));
+}
+
 
 }  // namespace
 }  // namespace qopt::interp

@@ -31,11 +31,14 @@ struct RunOptions {
 };
 
 /// Sees intermediate tensors as they are computed (calibration, per-layer verify). Only values
-/// in `wanted()` are reported, so nothing else is kept alive or copied.
+/// in `wanted()` are reported, so nothing else is kept alive or copied. Values inside If, Loop
+/// and Scan bodies are reported each time their body runs: once per iteration of a Loop or
+/// Scan, and only for the branch an If takes. A wanted constant (an initializer, a value folded
+/// at plan time) is reported once per run, when its graph first runs.
 class CaptureObserver {
  public:
   virtual ~CaptureObserver() = default;
-  /// Values of the main graph to report; empty means none.
+  /// Values to report, of the main graph or of any body; empty means none.
   virtual const std::unordered_set<const Value*>& wanted() const = 0;
   virtual void captured(const Value& value, const Array& array) = 0;
 };
