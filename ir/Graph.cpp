@@ -581,6 +581,19 @@ Value* Graph::findValue(std::string_view name) const {
   return model_->values_.find(name, hashName(name), this);
 }
 
+std::vector<Value*> Model::valuesNamed(std::string_view name) const {
+  std::vector<Value*> found;
+  const uint64_t hash = hashName(name);
+  if (Value* v = values_.find(name, hash, graph_.get())) found.push_back(v);
+  if (numSubgraphs_ == 0) return found;
+  graph_->walk([&](const Node* node) {
+    for (const Graph* body : node->subgraphs()) {
+      if (Value* v = values_.find(name, hash, body)) found.push_back(v);
+    }
+  });
+  return found;
+}
+
 Value* Graph::lookupValue(std::string_view name) const {
   const uint64_t hash = hashName(name);
   for (const Graph* g = this; g; g = g->parentGraph()) {

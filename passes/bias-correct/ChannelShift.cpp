@@ -93,18 +93,21 @@ Value* redoAffine(Graph& graph, Node* before, Value* x, const analysis::ChannelA
 Probe buildProbe(const Model& model, std::span<const CorrectedLayer> layers, ShiftMode mode) {
   Probe probe;
   probe.model = model.clone();
-  Graph& graph = probe.model->graph();
-  std::vector<Node*> nodes;
-  for (Node* node : graph.nodes()) nodes.push_back(node);
+  const std::vector<Node*> nodes = probe.model->graph().allNodes();
+  auto unique = [&](const Value* value) -> Value* {
+    const std::vector<Value*> named = probe.model->valuesNamed(value->name());
+    return named.size() == 1 ? named.front() : nullptr;
+  };
   for (const CorrectedLayer& layer : layers) {
     Node* node = layer.position < nodes.size() ? nodes[layer.position] : nullptr;
-    Value* x = graph.findValue(layer.input->name());
-    Value* chainInput = graph.findValue(layer.chainInput->name());
+    Value* x = unique(layer.input);
+    Value* chainInput = unique(layer.chainInput);
     if (node == nullptr || node->opType() != layer.node->opType() || x == nullptr ||
         chainInput == nullptr) {
       throw Error(ErrorKind::Internal, model.sourcePath, layer.node->describe(),
                   "the probe's copy of the graph differs");
     }
+    Graph& graph = *node->graph();  // the float twin runs where the layer runs
     Node* before = node->next();
     // The float layer, reading x as the input model computed it; its output as the current
     // model should compute it (CorrectedLayers.h).

@@ -121,8 +121,11 @@ std::unordered_map<std::string, std::vector<const Value*>> originalsByCurrentNam
     }
   };
   for (const Value* input : original.inputs()) add(input);
-  for (const Node* node : original.nodes()) {
+  for (const Node* node : original.allNodes()) {
     for (const Value* output : node->outputs()) add(output);
+    for (const Graph* body : node->subgraphs()) {
+      for (const Value* input : body->inputs()) add(input);
+    }
   }
   return out;
 }
@@ -139,12 +142,12 @@ std::vector<CorrectedLayer> findCorrectedLayers(
   const Graph& originalGraph = original.graph();
   std::unordered_map<const Node*, size_t> originalOrder;
   size_t index = 0;
-  for (const Node* node : originalGraph.nodes()) originalOrder[node] = index++;
+  for (const Node* node : originalGraph.allNodes()) originalOrder[node] = index++;
   const auto originals = originalsByCurrentName(originalGraph, names);
 
   std::vector<CorrectedLayer> layers;
   size_t position = 0;
-  for (Node* node : model.graph().nodes()) {
+  for (Node* node : model.graph().allNodes()) {  // bodies included: positions of allNodes()
     const size_t here = position++;
     if (!node->is("Conv") && !node->is("Gemm") && !node->is("MatMul")) continue;
     if (!isDequantizedConstant(node->input(1))) continue;  // not a quantized weight

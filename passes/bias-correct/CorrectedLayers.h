@@ -29,7 +29,7 @@ namespace qopt::biascorrect {
 
 struct CorrectedLayer {
   Node* node = nullptr;    // the quantized layer, in the current model
-  size_t position = 0;     // its index in the current graph's node order
+  size_t position = 0;     // its index in the current model's Graph::allNodes()
   Value* input = nullptr;  // its activation as a float: before its QuantizeLinear, if any
   /// What the float layer reads: `input`, or, when a pass put a Mul by a constant before the
   /// layer and rescaled its weights to match (equalize's inserted division), that Mul's input.

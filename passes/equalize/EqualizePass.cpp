@@ -51,6 +51,9 @@ class EqualizePass : public Pass {
              "Cross-layer equalization of Conv/Gemm/MatMul pairs; with --calib-data, high-bias "
              "absorption and balanced depthwise convolution inputs") {}
 
+  // Sees the main graph only (the pass manager warns when a model has bodies).
+  bool entersBodies() const override { return false; }
+
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     for (const char* name : {"pairs-found", "pairs-equalized", "pairs-skipped"}) {

@@ -11,7 +11,9 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "Placement.h"
@@ -103,6 +105,7 @@ class InsertQdqPass : public Pass {
     qdq::Placement plan = qdq::planPlacement(graph, placementOptions, result);
     result.statistics["nodes-excluded"] = static_cast<int64_t>(plan.excludedNodes.size());
     if (plan.quantizedNodes.empty()) {
+      warnNothingQuantized(plan, context);
       result.note("model", "nothing to quantize");
       return result;
     }
@@ -136,11 +139,17 @@ class InsertQdqPass : public Pass {
     // Calibrate the unchanged model on exactly the tensors that get Q/DQ.
     std::vector<std::string> names;
     for (const qdq::ActivationSite& site : plan.activations) names.push_back(site.value->name());
+    // A layer inside a body may never run on the data (an If branch no sample takes): its
+    // output's statistics say whether it ran.
+    for (const Node* node : plan.quantizedNodes) {
+      if (node->graph() != &graph && node->numOutputs() > 0) names.push_back(node->output(0)->name());
+    }
     const CalibratorKind calibrator = calibratorKind();
     const bool automatic = calibrator == CalibratorKind::Auto;
     qdq::CalibrationRun calibration = qdq::calibrate(
         model, names, context, static_cast<size_t>(*calibration_.samples), name(),
         static_cast<int>(*calibration_.threads), automatic ? quant::kAutoCalibrationSamples : 0);
+    dropUnreached(plan, calibration, model, context, result);
     quant::CalibratorSpec spec;
     spec.kind = calibrator;
     spec.percentile = *calibration_.percentile;
@@ -184,9 +193,10 @@ class InsertQdqPass : public Pass {
 
     std::vector<quant::ScaleEntry> scaleEntries;
     std::unordered_map<const Value*, qdq::ActivationParams> activationParams;
+    // Every graph's nodes, bodies included (positions compare within one graph).
     std::unordered_map<const Node*, size_t> order;
     size_t position = 0;
-    for (Node* node : graph.nodes()) order[node] = position++;
+    graph.walk([&](const Node* node) { order[node] = position++; });
 
     for (size_t a = 0; a < plan.activations.size(); ++a) {
       const qdq::ActivationSite& site = plan.activations[a];
@@ -205,10 +215,12 @@ class InsertQdqPass : public Pass {
                                          "positive scale keeps 0 exact)",
                                          qdq::kZeroRangeScale));
       }
-      activationParams[site.value] = params;
-      scaleEntries.push_back(qdq::activationScaleEntry(site.value->name(), params, calibrator,
-                                                       calibration.samples, choice));
-      insertActivation(graph, site, params, order, result);
+      // A value read in two graphs has a site in each, and one scale.
+      if (activationParams.emplace(site.value, params).second) {
+        scaleEntries.push_back(qdq::activationScaleEntry(site.value->name(), params, calibrator,
+                                                         calibration.samples, choice));
+      }
+      insertActivation(site, params, order, result);
     }
 
     WeightMap weights;
@@ -216,9 +228,11 @@ class InsertQdqPass : public Pass {
     std::vector<Value*> weightOrder;  // first-use order, for a deterministic rewrite
     std::map<Value*, std::vector<Use>> redirected;
     std::map<Value*, std::set<Value*>> replacements;
+    std::set<std::pair<const Value*, int64_t>> scaled;
     for (const qdq::WeightSite& site : plan.weights) {
       auto key = std::make_pair(static_cast<const Value*>(site.weight), site.axis);
-      auto it = weights.find(key);
+      const WeightKey inGraph{site.weight, site.axis, site.node->graph()};
+      auto it = weights.find(inGraph);
       if (it == weights.end()) {
         std::string what =
             fmt::format("weight '{}' of {}", site.weight->name(), site.node->describe());
@@ -226,18 +240,21 @@ class InsertQdqPass : public Pass {
         if (planned == plannedWeights.end()) {
           throw Error(ErrorKind::Input, model.sourcePath, what, "is not a constant");
         }
-        qdq::QuantizedWeight quantized = std::move(planned->second);
+        // A copy: a weight read in two graphs gets a DequantizeLinear in each.
+        qdq::QuantizedWeight quantized = planned->second;
         if (quantized.zeroChannels > 0) {
           result.note(what, fmt::format("{} channel(s) are all 0: scale {} for them",
                                         quantized.zeroChannels, qdq::kZeroRangeScale));
         }
-        scaleEntries.push_back(qdq::weightScaleEntry(site.weight->name(), quantized));
+        const bool firstGraph = scaled.insert(key).second;  // one scale entry per weight
+        if (firstGraph) scaleEntries.push_back(qdq::weightScaleEntry(site.weight->name(), quantized));
+        Graph& userGraph = *site.node->graph();
         Value* dequantized = qdq::insertConstantDequantize(
-            graph, site.weight->name(), quantized.values, quantized.scales, site.axis,
-            firstUser(site.weight, order), qdq::floatTypeOf(site.weight));
+            userGraph, site.weight->name(), quantized.values, quantized.scales, site.axis,
+            firstUser(site.weight, userGraph, order), qdq::floatTypeOf(site.weight));
         recordUnrounded(model, *dequantized, *site.weight);
-        it = weights.emplace(key, std::make_pair(dequantized, std::move(quantized))).first;
-        result.statistics.add("weights-quantized");
+        it = weights.emplace(inGraph, std::make_pair(dequantized, std::move(quantized))).first;
+        if (firstGraph) result.statistics.add("weights-quantized");
         const std::string type = qdq::typeWord(*precision_);
         std::string how = site.axis >= 0 ? fmt::format("{} per channel on axis {}", type, site.axis)
                                          : fmt::format("{} per tensor", type);
@@ -266,7 +283,8 @@ class InsertQdqPass : public Pass {
 
     for (const qdq::BiasSite& site : plan.biases) {
       const qdq::WeightSite& weightSite = plan.weights[site.weight];
-      const qdq::QuantizedWeight& weight = weights.at({weightSite.weight, weightSite.axis}).second;
+      const qdq::QuantizedWeight& weight =
+          weights.at({weightSite.weight, weightSite.axis, weightSite.node->graph()}).second;
       std::optional<Tensor> tensor = fold::constantOf(site.bias);
       std::string what = fmt::format("bias '{}' of {}", site.bias->name(), site.node->describe());
       qdq::QuantizedBias bias = qdq::quantizeBias(
@@ -275,8 +293,8 @@ class InsertQdqPass : public Pass {
       std::vector<float> scales = bias.scales;
       if (axis < 0) scales.resize(1);
       Value* dequantized =
-          qdq::insertConstantDequantize(graph, site.bias->name(), bias.values, scales, axis,
-                                        site.node, qdq::floatTypeOf(site.bias));
+          qdq::insertConstantDequantize(*site.node->graph(), site.bias->name(), bias.values,
+                                        scales, axis, site.node, qdq::floatTypeOf(site.bias));
       recordUnrounded(model, *dequantized, *site.bias);
       Value* old = site.bias;
       site.node->setInput(site.input, dequantized);
@@ -324,18 +342,84 @@ class InsertQdqPass : public Pass {
     return found->second;
   }
 
-  static Node* firstUser(const Value* value, const std::unordered_map<const Node*, size_t>& order) {
+  // The first node of `graph` that reads `value`.
+  // A run that quantizes no layer of a model that has some must not pass for a conversion: a
+  // warning with the reasons, counted.
+  void warnNothingQuantized(const qdq::Placement& plan, PassContext& context) const {
+    if (plan.floatLayers.empty()) return;  // no compute layer: nothing was asked
+    std::map<std::string, size_t> reasons;
+    for (const auto& [node, reason] : plan.floatLayers) ++reasons[reason];
+    std::vector<std::string> parts;
+    for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
+    context.diagnostics().warning(
+        fmt::format("{}: nothing quantized: the model's {} compute layer(s) (Conv, Gemm, MatMul) "
+                    "all stay float: {} (-v names each)",
+                    name(), plan.floatLayers.size(), fmt::join(parts, ", ")));
+  }
+
+  // Layers inside a body that the calibration data never ran (an If branch no sample took, a
+  // Loop that never iterated) have no range for their activations: they stay float, named in a
+  // warning.
+  void dropUnreached(qdq::Placement& plan, const qdq::CalibrationRun& calibration,
+                     const Model& model, PassContext& context, PassResult& result) const {
+    std::unordered_set<const Node*> unreached;
+    for (const Node* node : plan.quantizedNodes) {
+      if (node->graph() == &model.graph() || node->numOutputs() == 0) continue;
+      auto stats = calibration.statistics.find(node->output(0)->name());
+      if (stats != calibration.statistics.end() && stats->second.count() == 0 &&
+          stats->second.nonFinite() == 0) {
+        unreached.insert(node);
+      }
+    }
+    if (unreached.empty()) return;
+    auto isUnreached = [&](const Node* node) { return unreached.contains(node); };
+    for (qdq::ActivationSite& site : plan.activations) {
+      std::erase_if(site.uses, [&](const Use& use) { return isUnreached(use.user); });
+    }
+    std::erase_if(plan.activations, [](const qdq::ActivationSite& s) { return s.uses.empty(); });
+    std::vector<size_t> newIndex(plan.weights.size(), SIZE_MAX);
+    std::vector<qdq::WeightSite> weights;
+    for (size_t w = 0; w < plan.weights.size(); ++w) {
+      if (isUnreached(plan.weights[w].node)) continue;
+      newIndex[w] = weights.size();
+      weights.push_back(plan.weights[w]);
+    }
+    plan.weights = std::move(weights);
+    std::erase_if(plan.biases, [&](const qdq::BiasSite& b) { return isUnreached(b.node); });
+    for (qdq::BiasSite& bias : plan.biases) bias.weight = newIndex[bias.weight];
+    std::vector<std::string> names;
+    for (const Node* node : plan.quantizedNodes) {
+      if (!isUnreached(node)) continue;
+      const Node* parent = node->graph()->parentNode();
+      result.missed(node->describe(),
+                    fmt::format("stays float: the calibration data never ran it (inside {})",
+                                parent != nullptr ? parent->describe() : "a body"));
+      names.push_back(node->describe());
+    }
+    std::erase_if(plan.quantizedNodes, isUnreached);
+    result.statistics["nodes-never-run"] = static_cast<int64_t>(names.size());
+    const size_t shown = std::min<size_t>(names.size(), 3);
+    context.diagnostics().warning(fmt::format(
+        "{}: {} layer(s) inside If/Loop/Scan bodies stay float: the calibration data never ran "
+        "them (an If branch no sample took): {}{}",
+        name(), names.size(), fmt::join(names.begin(), names.begin() + shown, ", "),
+        names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : ""));
+  }
+
+  static Node* firstUser(const Value* value, const Graph& graph,
+                         const std::unordered_map<const Node*, size_t>& order) {
     Node* first = nullptr;
     for (const Use& use : value->uses()) {
       auto it = order.find(use.user);
-      if (it == order.end()) continue;
+      if (it == order.end() || use.user->graph() != &graph) continue;
       if (first == nullptr || it->second < order.at(first)) first = use.user;
     }
     return first;
   }
 
-  using WeightMap =
-      std::map<std::pair<const Value*, int64_t>, std::pair<Value*, qdq::QuantizedWeight>>;
+  // A weight's dequantized value per axis and per graph that reads it.
+  using WeightKey = std::tuple<const Value*, int64_t, const Graph*>;
+  using WeightMap = std::map<WeightKey, std::pair<Value*, qdq::QuantizedWeight>>;
 
   // The (slot, dequantized value) pairs of the weight sites reading `weight`.
   static std::vector<std::pair<Use, Value*>> slotReplacements(const qdq::Placement& plan,
@@ -345,16 +429,19 @@ class InsertQdqPass : public Pass {
     for (const qdq::WeightSite& site : plan.weights) {
       if (site.weight != weight) continue;
       slots.push_back({Use{site.node, static_cast<uint32_t>(site.input)},
-                       weights.at({site.weight, site.axis}).first});
+                       weights.at({site.weight, site.axis, site.node->graph()}).first});
     }
     return slots;
   }
 
-  void insertActivation(Graph& graph, const qdq::ActivationSite& site,
+  // The pair goes into the graph of the site's uses (a body's own pair for a value it reads from
+  // an enclosing graph).
+  void insertActivation(const qdq::ActivationSite& site,
                         const qdq::ActivationParams& params,
                         const std::unordered_map<const Node*, size_t>& order,
                         PassResult& result) const {
     std::string subject = fmt::format("tensor '{}'", site.value->name());
+    Graph& graph = *site.uses.front().user->graph();
     std::string how =
         params.isUnsigned
             ? fmt::format("uint8 scale {} zero point {}", params.scale, params.zeroPoint)

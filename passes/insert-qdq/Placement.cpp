@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -37,40 +38,38 @@ class Planner {
     patterns_ = findTransformerPatterns(graph_);
     notePatterns();
     for (Node* node : graph_.nodes()) {
-      for (Graph* body : node->subgraphs()) {
-        (void)body;
-        result_.note(node->describe(), "its subgraphs are not quantized");
-      }
+      // A body is planned by the same rules, its sites read inside it (a value of an enclosing
+      // graph that a body's layer reads gets its own Q/DQ pair in that body).
+      for (Graph* body : node->subgraphs()) absorb(Planner(*body, options_, result_).run());
       if (!isPlacementCandidate(*node)) continue;
       if (options_.fp8 && (isPool(*node) || node->is("ConvTranspose"))) {
-        result_.missed(node->describe(),
-                       "not quantized: FP8 quantizes Conv, Gemm, MatMul and "
-                       "residual Add inputs only");
+        staysFloat(node, "FP8", "not quantized: FP8 quantizes Conv, Gemm, MatMul and "
+                                "residual Add inputs only");
         continue;
       }
       if (isExcluded(*node)) {
         plan_.excludedNodes.push_back(node);
-        result_.missed(node->describe(), "excluded: stays float");
+        staysFloat(node, "exclude-nodes or exclude-ops", "excluded: stays float");
         continue;
       }
       if (std::string where = patterns_.floatInteriorOf(node); !where.empty()) {
-        result_.missed(
-            node->describe(),
-            fmt::format("not quantized: inside {}, which TensorRT runs in float", where));
+        staysFloat(node, "inside a pattern TensorRT runs in float",
+                   fmt::format("not quantized: inside {}, which TensorRT runs in float", where));
         continue;
       }
       if (options_.excludeMha && patterns_.attentionOf(node) != nullptr) {
         plan_.excludedNodes.push_back(node);
-        result_.missed(node->describe(), "excluded (exclude-mha): attention MatMul stays float");
+        staysFloat(node, "exclude-mha", "excluded (exclude-mha): attention MatMul stays float");
         continue;
       }
       if (std::optional<std::string> why = gainsNothing(*node)) {
         plan_.excludedNodes.push_back(node);
-        result_.missed(node->describe(), "stays float: TensorRT gains nothing: " + *why);
+        staysFloat(node, "TensorRT gains nothing (min-channels)",
+                   "stays float: TensorRT gains nothing: " + *why);
         continue;
       }
       if (isWeightedOp(*node)) {
-        planWeighted(node);
+        if (!planWeighted(node)) staysFloat(node, "no input it can quantize", "");
       } else if (node->is("Add")) {
         planResidualAdd(node);
       } else if (isPool(*node)) {
@@ -81,6 +80,28 @@ class Planner {
   }
 
  private:
+  // A remark for `node` (unless `remark` is empty) and, for a compute layer, its reason in
+  // Placement::floatLayers.
+  void staysFloat(const Node* node, const std::string& reason, const std::string& remark) {
+    if (!remark.empty()) result_.missed(node->describe(), remark);
+    if (isWeightedOp(*node)) plan_.floatLayers.emplace_back(node, reason);
+  }
+
+  void absorb(Placement body) {
+    const size_t weightOffset = plan_.weights.size();
+    for (BiasSite& bias : body.biases) bias.weight += weightOffset;
+    auto append = [](auto& to, auto& from) {
+      to.insert(to.end(), std::make_move_iterator(from.begin()),
+                std::make_move_iterator(from.end()));
+    };
+    append(plan_.activations, body.activations);
+    append(plan_.weights, body.weights);
+    append(plan_.biases, body.biases);
+    append(plan_.quantizedNodes, body.quantizedNodes);
+    append(plan_.excludedNodes, body.excludedNodes);
+    append(plan_.floatLayers, body.floatLayers);
+  }
+
   bool isExcluded(const Node& node) const {
     if (options_.excludeOps.count(node.opType()) > 0) return true;
     if (!options_.excludeNodes) return false;
@@ -172,7 +193,8 @@ class Planner {
     return plan_.weights.size() - 1;
   }
 
-  void planWeighted(Node* node) {
+  // Whether the layer is quantized.
+  bool planWeighted(Node* node) {
     bool any = false;
     std::optional<size_t> weight;
     for (size_t input = 0; input < std::min<size_t>(node->numInputs(), 2); ++input) {
@@ -191,14 +213,14 @@ class Planner {
         any = planActivation(node, input) || any;
       }
     }
-    if (!any) return;
+    if (!any) return false;
     markQuantized(node);
     Value* bias = node->input(2);
     if (!options_.quantizeBias || bias == nullptr || !weight ||
         (!node->is("Conv") && !node->is("Gemm")))
-      return;
+      return true;
     Value* activation = node->input(0);
-    if (fold::isConstantValue(activation) || siteIndex_.count(activation) == 0) return;
+    if (fold::isConstantValue(activation) || siteIndex_.count(activation) == 0) return true;
     std::optional<Tensor> tensor = fold::constantOf(bias);
     const WeightSite& site = plan_.weights[*weight];
     std::optional<Tensor> weightTensor = fold::constantOf(site.weight);
@@ -208,9 +230,10 @@ class Planner {
       result_.missed(describeInput(*node, 2),
                      "bias stays float: not a 1-D float constant with "
                      "one value per output channel");
-      return;
+      return true;
     }
     plan_.biases.push_back({node, 2, bias, activation, *weight});
+    return true;
   }
 
   // The quantized weighted op whose output `value` is, directly or through an Add of a

@@ -37,6 +37,9 @@ struct Placement {
   std::vector<BiasSite> biases;
   std::vector<Node*> quantizedNodes;
   std::vector<Node*> excludedNodes;
+  /// The compute layers (Conv, ConvTranspose, Gemm, MatMul) left float, each with its reason in
+  /// a few words (the remarks say more).
+  std::vector<std::pair<const Node*, std::string>> floatLayers;
 };
 
 struct PlacementOptions {
@@ -58,7 +61,8 @@ struct PlacementOptions {
 /// The ops whose inputs insert-qdq quantizes (the residual Add included).
 bool isPlacementCandidate(const Node& node);
 
-/// Plans the Q/DQ of the main graph; remarks say why inputs or nodes were left alone.
+/// Plans the Q/DQ of `graph` and of the If/Loop/Scan bodies inside it, each by the same rules
+/// (a site's uses all lie in one graph); remarks say why inputs or nodes were left alone.
 Placement planPlacement(Graph& graph, const PlacementOptions& options, PassResult& result);
 
 /// The per-channel axis of a constant weight at input `input` of `node` for `target`, or -1

@@ -44,6 +44,9 @@ class PropagateScalesPass : public Pass {
              "Moves Q/DQ through ops that commute with quantization and unifies scales where the "
              "target needs them equal") {}
 
+  // Sees the main graph only (the pass manager warns when a model has bodies).
+  bool entersBodies() const override { return false; }
+
   PassResult run(Model& model, PassContext&) override {
     PassResult result;
     for (const char* name : {"dq-moved-forward", "q-moved-backward", "dq-q-pairs-removed",

@@ -66,6 +66,9 @@ class QuantizeWeightsPass : public Pass {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
   }
 
+  // Sees the main graph only (the pass manager warns when a model has bodies).
+  bool entersBodies() const override { return false; }
+
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     for (const char* name : {"weights-quantized", "weights-skipped"}) result.statistics[name] = 0;

@@ -78,6 +78,9 @@ class SmoothPass : public Pass {
              "SmoothQuant: moves activation outliers of MatMul/Gemm/1x1 Conv inputs into their "
              "weights, exactly (needs --calib-data)") {}
 
+  // Sees the main graph only (the pass manager warns when a model has bodies).
+  bool entersBodies() const override { return false; }
+
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     std::optional<double> fixedAlpha = parseAlpha(*alpha_);

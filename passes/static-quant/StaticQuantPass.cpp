@@ -97,6 +97,9 @@ class StaticQuantPass : public Pass {
 
   void validateOptions() const override { calibration_.validate(*this); }
 
+  // Sees the main graph only (the pass manager warns when a model has bodies).
+  bool entersBodies() const override { return false; }
+
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     result.statistics["dynamic-ops-found"] = 0;

@@ -83,6 +83,8 @@ Json outcomeJson(const VerifyOutcome& outcome, int maxHistograms) {
   out.append("passed", outcome.passed);
   out.append("data", outcome.data);
   out.append("samples", static_cast<int64_t>(outcome.samples));
+  out.append("compute-layers", static_cast<int64_t>(outcome.computeLayers));
+  out.append("quantized-layers", static_cast<int64_t>(outcome.quantizedLayers));
   out.append("layers-mode", outcome.layersMode);
   out.append("budget", outcome.budget.toJson());
   out.append("failures", stringsJson(outcome.failures));
@@ -147,7 +149,11 @@ std::string outcomeTable(const VerifyOutcome& outcome) {
   if (outcome.budget.sqnrDb >= 0) out << fmt::format(", SQNR >= {} dB", outcome.budget.sqnrDb);
   if (outcome.budget.maxAbs >= 0) out << fmt::format(", max-abs <= {}", outcome.budget.maxAbs);
   if (outcome.budget.top1 >= 0) out << fmt::format(", top-1 >= {}", outcome.budget.top1);
-  out << '\n';
+  out << fmt::format("; {} of {} compute layers quantized{}\n", outcome.quantizedLayers,
+                     outcome.computeLayers,
+                     outcome.quantizedLayers == 0 && outcome.computeLayers > 0
+                         ? " (nothing quantized was verified)"
+                         : "");
   std::vector<std::string> headers = {"output"};
   for (std::string h : metricHeaders()) headers.push_back(h);
   headers.push_back("result");

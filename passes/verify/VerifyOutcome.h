@@ -31,6 +31,10 @@ struct CheckedTensor {
 struct VerifyOutcome {
   std::string data;  // "random", "calib:<path>", "eval:<path>"
   size_t samples = 0;
+  /// The verified model's compute layers (Conv, ConvTranspose, Gemm, MatMul; bodies included)
+  /// and how many of them read quantized inputs: 0 means nothing quantized was verified.
+  size_t computeLayers = 0;
+  size_t quantizedLayers = 0;
   std::string layersMode;  // "outputs", "all", "outputs (localized)"
   analysis::ErrorBudget budget;
   std::vector<CheckedTensor> outputs;

@@ -98,6 +98,10 @@ class VerifyPass : public Pass {
     outcome.budget = budget();
     std::vector<analysis::Sample> samples = loadSamples(model.graph(), context, outcome.data);
     outcome.samples = samples.size();
+    for (const Node* node : model.graph().allNodes()) {
+      if (analysis::isWeightedOp(*node)) ++outcome.computeLayers;
+    }
+    outcome.quantizedLayers = analysis::findQuantizedLayers(model.graph()).size();
 
     verify::TensorMatch match;
     // Whole layers unless every tensor is asked for: the values inside a fused layer (a Conv

@@ -97,9 +97,9 @@ struct Probe {
 Probe buildProbe(const Model& model) {
   Probe probe;
   probe.model = model.clone();
-  Graph& graph = probe.model->graph();
-  for (const QuantizedLayer& layer : findQuantizedLayers(graph)) {
+  for (const QuantizedLayer& layer : findQuantizedLayers(probe.model->graph())) {
     Node& node = *layer.node;
+    Graph& graph = *node.graph();  // the twin runs where the layer runs (a body, maybe)
     if (node.numOutputs() == 0 || node.output(0) == nullptr) continue;
     Node* after = node.next();
     std::vector<Value*> inputs;

@@ -295,6 +295,22 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
   LayerInfo layer;
   layer.node = &node;
   layer.macs = countMacs(node, info);
+  if (const Node* parent = node.graph()->parentNode();
+      parent != nullptr && node.numOutputs() > 0 && info.ranToEnd()) {
+    // Inside a body: its MACs are those of every run (a Loop's iterations); a branch the run
+    // did not take is named.
+    const uint64_t runs = info.find(node.output(0)).runs;
+    layer.runs = runs;
+    if (runs == 0) {
+      layer.notes.push_back(fmt::format("inside {}: did not run on the inputs inspected (a branch "
+                                        "not taken); MACs of one run",
+                                        parent->describe()));
+    } else if (runs > 1 && layer.macs) {
+      layer.notes.push_back(
+          fmt::format("inside {}: ran {} times; MACs of all runs", parent->describe(), runs));
+      *layer.macs *= runs;
+    }
+  }
   std::optional<size_t> weightIndex = weightInputIndex(node);
   if (weightIndex) layer.weightValue = node.input(*weightIndex);
 
@@ -388,7 +404,7 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
 
 std::vector<LayerInfo> classifyLayers(const Graph& graph, const TensorInfoMap& info) {
   std::vector<LayerInfo> layers;
-  for (const Node* node : graph.nodes()) {
+  for (const Node* node : graph.allNodes()) {
     if (isComputeOp(*node)) layers.push_back(classifyLayer(*node, info));
   }
   return layers;

@@ -76,7 +76,7 @@ namespace {
 void countOtherOps(const Graph& graph, PrecisionReport& report) {
   std::set<const Node*> layers;
   for (const LayerInfo& layer : report.layers) layers.insert(layer.node);
-  for (const Node* node : graph.nodes()) {
+  for (const Node* node : graph.allNodes()) {
     if (layers.count(node) > 0 || node->numOutputs() == 0 || node->is("Cast") ||
         node->is("Constant") || node->is("QuantizeLinear") || node->is("DequantizeLinear")) {
       continue;

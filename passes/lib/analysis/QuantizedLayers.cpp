@@ -79,7 +79,7 @@ Value* inDequantizedType(const Node& q, const Node& dq, Value* value, Node* befo
   const std::optional<Tensor> qScale = fold::qdqParameter(q.input(1));
   const std::optional<Tensor> dqScale = fold::qdqParameter(dq.input(1));
   if (!qScale || !dqScale || qScale->dataType() == dqScale->dataType()) return value;
-  Graph& graph = *value->graph();
+  Graph& graph = *before->graph();  // the reader's graph: `value` may be of an enclosing one
   Node* cast = graph.createNode("Cast", {value}, 1, before);
   cast->setName(graph.model().uniqueNodeName(dq.name() + "_bypass_cast"));
   cast->setAttr(Attribute::makeInt("to", static_cast<int64_t>(dqScale->dataType())));
@@ -90,7 +90,7 @@ Value* inDequantizedType(const Node& q, const Node& dq, Value* value, Node* befo
 std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph) {
   std::vector<QuantizedLayer> layers;
   size_t position = 0;
-  for (Node* node : graph.nodes()) {
+  for (Node* node : graph.allNodes()) {
     if (isWeightedOp(*node) && weightInputIndex(*node) && readsDequantize(*node)) {
       layers.push_back({node, position, layerName(*node)});
     }
@@ -100,11 +100,8 @@ std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph) {
 }
 
 Node* nodeAtPosition(const Graph& graph, size_t position) {
-  size_t i = 0;
-  for (Node* node : graph.nodes()) {
-    if (i++ == position) return node;
-  }
-  return nullptr;
+  const std::vector<Node*> all = graph.allNodes();
+  return position < all.size() ? all[position] : nullptr;
 }
 
 namespace {
@@ -292,21 +289,26 @@ BypassResult returnToFloat(Node& node, FloatFallback fallback) {
 
 void removeQuantization(Graph& graph, const std::unordered_set<const Node*>& keep) {
   std::vector<Node*> readers;
-  for (Node* node : graph.nodes()) {
+  std::vector<Graph*> graphs = {&graph};
+  for (Node* node : graph.allNodes()) {
+    for (Graph* body : node->subgraphs()) graphs.push_back(body);
     if (keep.contains(node) || node->is("QuantizeLinear") || node->is("DequantizeLinear")) continue;
     readers.push_back(node);
   }
   // Q/DQ nodes erased on the way are never in `readers`, so every pointer stays valid.
   for (Node* node : readers) returnToFloat(*node);
-  for (size_t i = 0; i < graph.outputs().size(); ++i) {
-    for (int depth = 0; depth < 8; ++depth) {
-      Value* out = graph.outputs()[i];
-      Node* dq = out->producer();
-      if (dq == nullptr || !dq->is("DequantizeLinear")) break;
-      Node* q = dq->input(0)->producer();
-      if (q == nullptr || !q->is("QuantizeLinear")) break;
-      graph.setOutput(i, q->input(0));
-      fold::eraseIfUnused(out);
+  for (Graph* g : graphs) {
+    for (size_t i = 0; i < g->outputs().size(); ++i) {
+      for (int depth = 0; depth < 8; ++depth) {
+        Value* out = g->outputs()[i];
+        Node* dq = out->producer();
+        if (dq == nullptr || !dq->is("DequantizeLinear")) break;
+        Node* q = dq->input(0)->producer();
+        // A body's output stays a value of the body.
+        if (q == nullptr || !q->is("QuantizeLinear") || q->input(0)->graph() != g) break;
+        g->setOutput(i, q->input(0));
+        fold::eraseIfUnused(out);
+      }
     }
   }
 }

@@ -12,12 +12,9 @@ namespace {
 class ShapeRecorder : public interp::CaptureObserver {
  public:
   ShapeRecorder(const Graph& graph, TensorInfoMap& map) : map_(map) {
-    for (const Value* v : graph.inputs()) wanted_.insert(v);
-    for (const Value* v : graph.initializers()) wanted_.insert(v);
-    for (const Node* n : graph.nodes()) {
-      for (const Value* v : n->outputs()) {
-        if (!v->isAbsent()) wanted_.insert(v);
-      }
+    add(graph);
+    for (const Node* n : graph.allNodes()) {
+      for (const Graph* body : n->subgraphs()) add(*body);
     }
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
@@ -26,6 +23,16 @@ class ShapeRecorder : public interp::CaptureObserver {
   }
 
  private:
+  void add(const Graph& graph) {
+    for (const Value* v : graph.inputs()) wanted_.insert(v);
+    for (const Value* v : graph.initializers()) wanted_.insert(v);
+    for (const Node* n : graph.nodes()) {
+      for (const Value* v : n->outputs()) {
+        if (!v->isAbsent()) wanted_.insert(v);
+      }
+    }
+  }
+
   TensorInfoMap& map_;
   std::unordered_set<const Value*> wanted_;
 };
@@ -60,6 +67,7 @@ TensorInfoMap observeTensorInfo(const Graph& graph, const Inputs& inputs, std::s
     interp::Interpreter interpreter(graph);
     ShapeRecorder recorder(graph, map);
     interpreter.run(inputs, &recorder);
+    map.setRanToEnd();
   } catch (const std::exception& e) {
     if (failure) *failure = e.what();
   }

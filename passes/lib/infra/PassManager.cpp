@@ -82,6 +82,7 @@ bool PassManager::run(Model& model, PassContext& context) {
     context.setOriginalModel(model.clone());
   }
   ObserverScope scope(model, context.nameMap());
+  bodiesWarned_.clear();
   for (PassInstrumentation* i : instrumentations_) i->pipelineStarted(pipeline_, model, context);
   bool changed = runItems(pipeline_.items(), model, context, 0);
   for (PassInstrumentation* i : instrumentations_) i->pipelineFinished(model, context);
@@ -101,6 +102,24 @@ bool PassManager::runItems(const std::vector<PipelineItem>& items, Model& model,
   return changed;
 }
 
+void PassManager::warnBodiesLeft(const Pass& pass, const Model& model, PassContext& context) {
+  if (!bodiesWarned_.insert(pass.name()).second) return;  // once per pass and run
+  std::vector<std::string> holders;
+  size_t inside = 0;
+  for (const Node* node : model.graph().nodes()) {
+    const std::vector<Graph*> bodies = node->subgraphs();
+    if (bodies.empty()) continue;
+    holders.push_back(node->describe());
+    for (const Graph* body : bodies) inside += body->allNodes().size();
+  }
+  const size_t shown = std::min<size_t>(holders.size(), 3);
+  context.diagnostics().warning(fmt::format(
+      "{}: works on the main graph only: the {} nodes inside the bodies of {}{} are left as "
+      "they are",
+      pass.name(), inside, fmt::join(holders.begin(), holders.begin() + shown, ", "),
+      holders.size() > shown ? fmt::format(" and {} more", holders.size() - shown) : ""));
+}
+
 bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int iteration) {
   // A pass that provides a property may still give none (every layer excluded): checked again.
   for (const Requirement& r : pass.requirements()) {
@@ -109,6 +128,7 @@ bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int it
       throw requirementNotMet(model, pass, r, "the model it is given has none");
     }
   }
+  if (!pass.entersBodies() && model.numSubgraphs() > 0) warnBodiesLeft(pass, model, context);
   for (PassInstrumentation* i : instrumentations_) i->passStarted(pass, model, context);
   auto start = std::chrono::steady_clock::now();
   PassResult result;

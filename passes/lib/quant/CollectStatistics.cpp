@@ -27,13 +27,20 @@ std::string tensorSubject(const std::string& name) {
   return fmt::format("tensor '{}'", name);
 }
 
-/// The graph value `name` names, checked to be a float graph input or node output.
+/// The value `name` names (in the main graph or a body), checked to be a float graph input or
+/// node output.
 const Value* calibratedValue(const Model& model, const std::string& name) {
   const Graph& graph = model.graph();
   auto fail = [&](const std::string& cause) {
     return Error(ErrorKind::Input, model.sourcePath, tensorSubject(name), cause);
   };
-  const Value* value = graph.findValue(name);
+  const std::vector<Value*> named = model.valuesNamed(name);
+  if (named.size() > 1) {
+    throw fail(fmt::format("{} bodies of the model define a value of this name; give them "
+                           "distinct names (every value's name unique in the model)",
+                           named.size()));
+  }
+  const Value* value = named.empty() ? nullptr : named.front();
   if (value == nullptr) {
     std::vector<std::string> names;
     for (const Value* input : graph.inputs()) names.push_back(input->name());

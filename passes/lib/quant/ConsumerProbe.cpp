@@ -93,15 +93,15 @@ Probe buildProbe(const Model& model, std::span<const ProbeTensor> tensors,
                  const QuantizedWeights& weights) {
   Probe probe;
   probe.model = model.clone();
-  Graph& graph = probe.model->graph();
   prepareQdqDomain(*probe.model);
   std::unordered_map<const Node*, Node*> nodeOf = nodeCorrespondence(model, *probe.model);
   std::map<std::pair<const Node*, size_t>, Value*> weightValues;
   std::unordered_map<const Value*, size_t> referenceOf;
   for (const ProbeTensor& tensor : tensors) {
     const std::string subject = fmt::format("tensor '{}'", tensor.value->name());
-    Value* x = graph.findValue(tensor.value->name());
-    if (x == nullptr) throw internal(model, subject, "not in the probe's copy of the graph");
+    const std::vector<Value*> named = probe.model->valuesNamed(tensor.value->name());
+    if (named.size() != 1) throw internal(model, subject, "not once in the probe's copy");
+    Value* x = named.front();
     // The consumers, each once, in the order of their first use; the slots each reads x at.
     std::vector<std::pair<const Node*, std::vector<size_t>>> consumers;
     for (const Use& use : tensor.uses) {
@@ -117,9 +117,10 @@ Probe buildProbe(const Model& model, std::span<const ProbeTensor> tensors,
     for (const auto& [original, slots] : consumers) {
       auto found = nodeOf.find(original);
       if (found == nodeOf.end()) {
-        throw internal(model, subject, "a consumer is not a node of the main graph");
+        throw internal(model, subject, "a consumer is not a node of the model");
       }
       Node* consumer = found->second;
+      Graph& graph = *consumer->graph();  // the twins run where the consumer runs
       if (consumer->numOutputs() == 0 || consumer->output(0)->isAbsent()) continue;
       for (size_t slot : slots) {
         if (consumer->input(slot) != x) throw internal(model, subject, "a use does not read it");
@@ -182,12 +183,13 @@ class ProbeObserver : public interp::CaptureObserver {
       wanted_.insert(probe.references[r]);
       referenceIndex_[probe.references[r]] = r;
     }
-    remaining_.assign(probe.references.size(), 0);
+    twinsOf_.assign(probe.references.size(), 0);
     for (size_t t = 0; t < probe.twins.size(); ++t) {
       wanted_.insert(probe.twins[t].output);
       twinIndex_[probe.twins[t].output] = t;
-      ++remaining_[probe.twins[t].reference];
+      ++twinsOf_[probe.twins[t].reference];
     }
+    remaining_ = twinsOf_;
     sums.noise.assign(probe.twins.size(), 0);
     sums.signal.assign(probe.references.size(), 0);
   }
@@ -201,7 +203,9 @@ class ProbeObserver : public interp::CaptureObserver {
       for (float v : values) {
         if (std::isfinite(v)) signal += double{v} * double{v};
       }
-      sums.signal[r->second] = signal;
+      // Summed over the runs of a body: a Loop or Scan body's consumer runs once per iteration.
+      sums.signal[r->second] += signal;
+      remaining_[r->second] = twinsOf_[r->second];
       held_[r->second] = std::move(values);
       for (auto& early : early_[r->second]) compare(early.first, early.second);
       early_.erase(r->second);
@@ -233,7 +237,7 @@ class ProbeObserver : public interp::CaptureObserver {
         noise += d * d;
       }
     }
-    sums.noise[twin] = noise;
+    sums.noise[twin] += noise;
     if (--remaining_[reference] == 0) held_.erase(reference);  // the last twin has been seen
   }
 
@@ -241,7 +245,8 @@ class ProbeObserver : public interp::CaptureObserver {
   std::unordered_set<const Value*> wanted_;
   std::unordered_map<const Value*, size_t> referenceIndex_;
   std::unordered_map<const Value*, size_t> twinIndex_;
-  std::vector<size_t> remaining_;
+  std::vector<size_t> twinsOf_;    // the twins of each reference
+  std::vector<size_t> remaining_;  // those not yet compared in the reference's current run
   std::unordered_map<size_t, std::vector<float>> held_;
   std::unordered_map<size_t, std::vector<std::pair<size_t, std::vector<float>>>> early_;
 };

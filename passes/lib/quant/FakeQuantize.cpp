@@ -51,12 +51,12 @@ Value* fakeQuantize(Graph& graph, Value* x, const FakeQuantization& q, Node* bef
 }
 
 std::unordered_map<const Node*, Node*> nodeCorrespondence(const Model& model, Model& copy) {
-  // A clone keeps the node order: the i-th node of one is the i-th of the other.
+  // A clone keeps the node order, bodies included: the i-th node of one is the i-th of the
+  // other.
   std::unordered_map<const Node*, Node*> nodeOf;
-  std::vector<Node*> copies;
-  for (Node* node : copy.graph().nodes()) copies.push_back(node);
+  const std::vector<Node*> copies = copy.graph().allNodes();
   size_t i = 0;
-  for (const Node* node : model.graph().nodes()) {
+  for (const Node* node : model.graph().allNodes()) {
     if (i >= copies.size() || copies[i]->opType() != node->opType()) {
       throw Error(ErrorKind::Internal, model.sourcePath, node->describe(),
                   "the probe's copy of the graph differs");

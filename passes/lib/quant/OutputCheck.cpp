@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <memory>
 #include <unordered_map>
 
@@ -15,43 +17,50 @@
 namespace qopt::quant {
 namespace {
 
-// A copy of `model` reading every assigned tensor through Q/DQ (inserted before its first
-// reader, every reader of the main graph redirected) and the quantized weights.
+// A copy of `model` reading every assigned tensor through Q/DQ (in each graph that reads it,
+// bodies included: inserted before that graph's first reader) and the quantized weights.
 std::unique_ptr<Model> quantizedCopy(const Model& model,
                                      const std::vector<QuantizedTensor>& tensors,
                                      const QuantizedWeights& weights) {
   std::unique_ptr<Model> copy = model.clone();
-  Graph& graph = copy->graph();
   prepareQdqDomain(*copy);
   std::unordered_map<const Node*, Node*> nodeOf = nodeCorrespondence(model, *copy);
   std::unordered_map<const Node*, size_t> position;
   size_t p = 0;
-  for (Node* node : graph.nodes()) position[node] = p++;
+  for (Node* node : copy->graph().allNodes()) position[node] = p++;
   for (const auto& [slot, tensor] : weights) {
     auto found = nodeOf.find(slot.first);
     if (found == nodeOf.end()) continue;
     Node* node = found->second;
-    node->setInput(
-        slot.second,
-        addNamedInitializer(graph, node->input(slot.second)->name() + "_auto_check", tensor));
+    node->setInput(slot.second, addNamedInitializer(*node->graph(),
+                                                    node->input(slot.second)->name() + "_auto_check",
+                                                    tensor));
   }
   for (const QuantizedTensor& t : tensors) {
-    Value* x = graph.findValue(t.value->name());
-    if (x == nullptr) {
+    const std::vector<Value*> named = copy->valuesNamed(t.value->name());
+    if (named.size() != 1) {
       throw Error(ErrorKind::Internal, model.sourcePath,
                   fmt::format("tensor '{}'", t.value->name()),
-                  "not in the whole-model check's copy of the graph");
+                  "not once in the whole-model check's copy of the graph");
     }
-    std::vector<Use> uses;
-    Node* first = nullptr;
+    Value* x = named.front();
+    // The readers grouped by graph, each group in the order of its first reader.
+    std::vector<std::pair<Node*, std::vector<Use>>> byGraph;  // (first reader, uses)
     for (const Use& use : x->uses()) {
-      if (position.count(use.user) == 0) continue;  // a subgraph's node: left reading float
-      uses.push_back(use);
-      if (first == nullptr || position.at(use.user) < position.at(first)) first = use.user;
+      auto group = std::find_if(byGraph.begin(), byGraph.end(), [&](const auto& g) {
+        return g.first->graph() == use.user->graph();
+      });
+      if (group == byGraph.end()) {
+        byGraph.push_back({use.user, {}});
+        group = std::prev(byGraph.end());
+      }
+      if (position.at(use.user) < position.at(group->first)) group->first = use.user;
+      group->second.push_back(use);
     }
-    if (first == nullptr) continue;
-    Value* fake = fakeQuantize(graph, x, t.quantization, first);
-    for (const Use& use : uses) use.user->setInput(use.index, fake);
+    for (auto& [first, uses] : byGraph) {
+      Value* fake = fakeQuantize(*first->graph(), x, t.quantization, first);
+      for (const Use& use : uses) use.user->setInput(use.index, fake);
+    }
   }
   return copy;
 }

@@ -356,6 +356,14 @@ class Graph {
     }
   }
 
+  /// Every node of this graph and of its subgraphs, in walk() order. A clone lists its nodes
+  /// in the same order, so that a position names the same node in both.
+  std::vector<Node*> allNodes() const {
+    std::vector<Node*> all;
+    walk([&](Node* n) { all.push_back(n); });
+    return all;
+  }
+
   /// Deep copy into `parent`; `valueMap` maps outer values already copied.
   std::unique_ptr<Graph> clone(Model* model, Node* parent, ValueMap& valueMap) const;
 
@@ -440,6 +448,9 @@ class Model {
   /// A node name not used yet, same scheme.
   std::string uniqueNodeName(std::string_view base);
   bool isNameUsed(std::string_view name) const;
+  /// The values named `name` in every graph (the main graph first, then bodies in pre-order).
+  /// Usually one: names are unique model-wide, except as imported where two bodies reuse one.
+  std::vector<Value*> valuesNamed(std::string_view name) const;
 
   /// Graphs held by node attributes, at any depth: 0 means that no walk needs to look for
   /// bodies.

@@ -98,8 +98,11 @@ struct LayerInfo {
   /// The stored weight's element type: the quantized type behind DequantizeLinear, else the
   /// weight's own type (Undefined when there is no weight).
   DataType weightType = DataType::Undefined;
-  /// Multiply-accumulates of one run, when the shapes are known.
+  /// Multiply-accumulates of one run of the model, when the shapes are known (inside a Loop
+  /// or Scan body: of all its iterations).
   std::optional<uint64_t> macs;
+  /// Inside a body: how often it ran in the run inspected (0: an If branch not taken).
+  std::optional<uint64_t> runs;
   /// TensorRT caveats of the quantization as written (uint8, non-zero zero points...).
   std::vector<std::string> notes;
   /// INT4 weight-only: a float input and a blocked int4/uint4 DequantizeLinear weight (TensorRT
@@ -110,7 +113,7 @@ struct LayerInfo {
 /// Classifies one compute node (isComputeOp) with the types and shapes of `info`.
 LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info);
 
-/// Every compute node of the main graph, in graph order.
+/// Every compute node of the graph and of its bodies, in Graph::allNodes() order.
 std::vector<LayerInfo> classifyLayers(const Graph& graph, const TensorInfoMap& info);
 
 /// Multiply-accumulates of a compute node, or nullopt when a needed shape is unknown.

@@ -23,12 +23,13 @@ namespace qopt::analysis {
 
 struct QuantizedLayer {
   Node* node = nullptr;
-  /// Index of the node in its graph's node order: finds the same node in a clone of the model.
+  /// Index of the node in Graph::allNodes() (bodies included): finds the same node in a clone
+  /// of the model.
   size_t position = 0;
   std::string name;  // layerName(node)
 };
 
-/// The quantized layers of the main graph, in graph order.
+/// The quantized layers of `graph` and of the bodies inside it, in allNodes() order.
 std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph);
 
 /// `value` (the input of QuantizeLinear `q`) in the element type DequantizeLinear `dq` returns:
@@ -36,7 +37,7 @@ std::vector<QuantizedLayer> findQuantizedLayers(const Graph& graph);
 /// gives float16 scales to a DequantizeLinear fed by a float32 QuantizeLinear).
 Value* inDequantizedType(const Node& q, const Node& dq, Value* value, Node* before);
 
-/// The node at `position` in `graph`'s node order (nullptr past the end).
+/// The node at `position` in `graph`'s allNodes() order (nullptr past the end).
 Node* nodeAtPosition(const Graph& graph, size_t position);
 
 enum class FloatFallback {
@@ -58,7 +59,7 @@ struct BypassResult {
 /// DequantizeLinear of a run-time tensor) stays quantized and is listed in `kept`.
 BypassResult returnToFloat(Node& node, FloatFallback fallback = FloatFallback::Float);
 
-/// Returns every node of `graph` except those in `keep` (and the Q/DQ nodes themselves) to float,
+/// Returns every node of `graph` and its bodies except those in `keep` (and the Q/DQ nodes) to float,
 /// and graph outputs computed by DequantizeLinear(QuantizeLinear(x)) become x: what is left
 /// quantized is exactly what the kept nodes read. With `keep` empty: the float model.
 void removeQuantization(Graph& graph, const std::unordered_set<const Node*>& keep);

@@ -123,6 +123,12 @@ class Pass : public OptionSet {
   virtual std::vector<Requirement> requirements() const { return {}; }
   virtual std::vector<ModelProperty> provides() const { return {}; }
 
+  /// Whether the pass works inside If/Loop/Scan bodies as in the main graph. One that sees the
+  /// main graph only says so (false): the pass manager then warns, at default verbosity and
+  /// naming the nodes that hold bodies, whenever it runs on a model that has any, so that what
+  /// it left untouched is never silent.
+  virtual bool entersBodies() const { return true; }
+
   /// The model analyses (PassContext::AnalysisScope::Model) that stay valid when this pass
   /// changes the model; the pass manager drops the others after it ran and changed the model.
   virtual std::vector<std::string> preservedAnalyses() const { return {}; }

@@ -2,6 +2,8 @@
 // set of observers of the pass manager; passes contain none of it.
 #pragma once
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "qopt/pass/Pass.h"
@@ -69,11 +71,13 @@ class PassManager {
   bool runItems(const std::vector<PipelineItem>& items, Model& model, PassContext& context,
                 int iteration);
   bool runPass(Pass& pass, Model& model, PassContext& context, int iteration);
+  void warnBodiesLeft(const Pass& pass, const Model& model, PassContext& context);
   bool runFixpoint(const FixpointGroup& group, Model& model, PassContext& context);
 
   Pipeline pipeline_;
   std::vector<PassInstrumentation*> instrumentations_;
   const Pass* failedPass_ = nullptr;
+  std::set<std::string> bodiesWarned_;  // passes that warned they left bodies as they are
 };
 
 }  // namespace qopt
