@@ -15,6 +15,7 @@ PACKAGES=(
   libopenblas-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev
   python3 python3-onnx python3-numpy
   python3-pil fonts-dejavu-core  # bench/quality (make_data.py draws its images)
+  espeak-ng sox  # tests/corpus/vad (make_speech.py speaks its sentences and resamples them)
   nodejs npm
   chromium
 )

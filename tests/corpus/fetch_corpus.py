@@ -29,11 +29,16 @@ class FetchError(Exception):
     pass
 
 
-def default_cache():
-    if os.environ.get("QOPT_CORPUS_CACHE"):
-        return os.environ["QOPT_CORPUS_CACHE"]
+def user_cache(name, env):
+    """$<env> when set, else <XDG cache or ~/.cache>/qopt/<name>: outside the tree."""
+    if os.environ.get(env):
+        return os.environ[env]
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "qopt", "corpus")
+    return os.path.join(base, "qopt", name)
+
+
+def default_cache():
+    return user_cache("corpus", "QOPT_CORPUS_CACHE")
 
 
 def sha256_of(path):
