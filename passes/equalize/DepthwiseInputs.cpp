@@ -11,7 +11,7 @@ std::vector<DepthwiseGroup> findDepthwiseGroups(Graph& graph, LinearLayerCache& 
                                                 PassResult& result) {
   std::vector<DepthwiseGroup> groups;
   std::map<Value*, size_t> index;
-  for (Node* node : graph.nodes()) {
+  for (Node* node : graph.allNodes()) {  // bodies included
     if (layerKindOf(*node) != LayerKind::Conv || node->input(0) == nullptr) continue;
     int64_t group = node->attrInt("group", 1);
     if (group <= 1) continue;

@@ -51,9 +51,6 @@ class EqualizePass : public Pass {
              "Cross-layer equalization of Conv/Gemm/MatMul pairs; with --calib-data, high-bias "
              "absorption and balanced depthwise convolution inputs") {}
 
-  // Sees the main graph only (the pass manager warns when a model has bodies).
-  bool entersBodies() const override { return false; }
-
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     for (const char* name : {"pairs-found", "pairs-equalized", "pairs-skipped"}) {
@@ -151,6 +148,11 @@ class EqualizePass : public Pass {
                     const smooth::LayerLookup& lookup, PassContext& context, PassResult& result) {
     const equalize::LinearLayer& first = *group.layers[0];
     std::string subject = fmt::format("tensor '{}'", group.input->name());
+    if (stats.channels == 0) {
+      result.missed(subject, "depthwise input not balanced: the calibration data never ran it "
+                             "(inside a body no sample ran)");
+      return;
+    }
     if (stats.channels != first.inputChannels()) {
       result.missed(subject, fmt::format("depthwise input not balanced: it has {} channels when "
                                          "the model runs, its readers {}",
@@ -205,6 +207,11 @@ class EqualizePass : public Pass {
     result.statistics["channels-absorbed"] = 0;
     for (LayerPair* pair : candidates) {
       const equalize::ChannelStatistics& s = stats[pair->preActivation];
+      if (s.channels == 0) {
+        result.missed(subjectOf(*pair), "no high-bias absorption: the calibration data never ran "
+                                        "it (inside a body no sample ran)");
+        continue;
+      }
       if (s.channels != pair->first->outputChannels()) {
         result.missed(subjectOf(*pair), fmt::format("no high-bias absorption: its input has {} "
                                                     "channels when the model runs, not {}",

@@ -30,7 +30,7 @@ LayerPairs findLayerPairs(Graph& graph, PassResult& result) {
   LayerPairs found;
   auto layerOf = [&](Node* node, std::string& why) { return found.layers.get(node, why); };
 
-  for (Node* second : graph.nodes()) {
+  for (Node* second : graph.allNodes()) {  // bodies included
     std::optional<LayerKind> secondKind = layerKindOf(*second);
     if (!secondKind || second->input(0) == nullptr) continue;
     Value* x = second->input(0);

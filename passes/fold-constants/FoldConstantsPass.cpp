@@ -8,6 +8,10 @@
 // ConstantOfShape must not blow up the model), QuantizeLinear/DequantizeLinear (quantized
 // weights stay quantized for TensorRT; fold-quantization=true folds them), nondeterministic ops,
 // nodes holding subgraphs, ops outside the default domain, and nodes the interpreter cannot run.
+//
+// An If whose condition is constant is replaced by the branch it takes (inlined: its nodes and
+// constants move into the enclosing graph, the values of enclosing graphs it read are read as
+// they are): what binding a sample rate or a mode flag (specialize) leaves to fold.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +26,7 @@
 #include "qopt/constants/NodeEvaluator.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/ir/Inline.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
 
@@ -62,7 +67,8 @@ class FoldConstantsPass : public Pass {
       result.statistics[name] = 0;
     }
     foldGraph(model.graph(), result);
-    result.changed = result.statistics.get("nodes-folded") > 0;
+    result.changed =
+        result.statistics.get("nodes-folded") > 0 || result.statistics.get("if-inlined") > 0;
     return result;
   }
 
@@ -230,11 +236,34 @@ class FoldConstantsPass : public Pass {
     fold::eraseIfUnused(inputs);
   }
 
+  // Inlines the branch an If with a constant condition takes; false when the condition is not
+  // a constant of one element.
+  bool foldIf(Node& node, PassResult& result) {
+    std::optional<Tensor> cond = fold::constantOf(node.input(0));
+    if (!cond || cond->numElements() != 1) return false;
+    const bool taken = cond->toDoubles()[0] != 0;
+    const Attribute* branch = node.findAttr(taken ? "then_branch" : "else_branch");
+    if (branch == nullptr || branch->kind != AttrKind::Graph || !branch->g) {
+      keep(node, "kept-subgraph",
+           fmt::format("its {} is missing", taken ? "then_branch" : "else_branch"), result);
+      return true;
+    }
+    const std::string subject = node.describe();
+    const std::string name = branch->g->name;
+    const size_t nodes = inlineBody(node, *branch->g).size();
+    result.statistics.add("if-inlined");
+    result.applied(subject, fmt::format("the condition is always {}: {} '{}' inlined ({} nodes)",
+                                        taken ? "true" : "false",
+                                        taken ? "then_branch" : "else_branch", name, nodes));
+    return true;
+  }
+
   void foldGraph(Graph& graph, PassResult& result) {
     for (Node* node : graph.nodes()) {
       if (*subgraphs_) {
         for (Graph* body : node->subgraphs()) foldGraph(*body, result);
       }
+      if (node->is("If") && *inlineIf_ && foldIf(*node, result)) continue;
       if (node->is("Constant") || node->numOutputs() == 0) continue;
       std::optional<Tensor> shape = shapeResult(*node);
       std::optional<std::vector<std::optional<Tensor>>> inputs;
@@ -298,6 +327,8 @@ class FoldConstantsPass : public Pass {
                                  "Also fold QuantizeLinear/DequantizeLinear of constants "
                                  "(quantized weights become float)"};
   Option<bool> subgraphs_{*this, "subgraphs", true, "Also fold inside If/Loop/Scan bodies"};
+  Option<bool> inlineIf_{*this, "inline-if", true,
+                         "Replace an If whose condition is constant by the branch it takes"};
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ Magnitudes observeMagnitudes(const Model& model, PassContext& context, PassResul
   Magnitudes magnitudes;
   const Graph& graph = model.graph();
   std::unordered_set<const Value*> wanted;
-  for (const Node* node : graph.nodes()) {
+  for (const Node* node : graph.allNodes()) {  // bodies included: their runs are observed too
     for (const Value* out : node->outputs()) {
       if (out != nullptr && !out->isAbsent()) wanted.insert(out);
     }

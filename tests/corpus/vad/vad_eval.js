@@ -115,9 +115,11 @@ class Vad {
     vad.session = session;
     vad.types = {};
     for (const meta of session.inputMetadata) vad.types[meta.name] = meta.type;
-    for (const name of ['input', 'sr', 'h', 'c']) {
+    for (const name of ['input', 'h', 'c']) {
       if (!(name in vad.types)) throw new Error(`${file}: the model has no input '${name}'`);
     }
+    // A model specialized to 16 kHz (specialize{inputs=sr:16000}) has no 'sr' input.
+    vad.feedsSr = 'sr' in vad.types;
     for (const name of ['output', 'hn', 'cn']) {
       if (!session.outputNames.includes(name)) {
         throw new Error(`${file}: the model has no output '${name}'`);
@@ -142,7 +144,9 @@ class Vad {
     const input = floatTensor(this.ort, this.types.input, frame, [1, frame.length]);
     const fedH = this.h;
     const fedC = this.c;
-    const res = await this.session.run({ input, sr: this.sr, h: fedH, c: fedC });
+    const feeds = { input, h: fedH, c: fedC };
+    if (this.feedsSr) feeds.sr = this.sr;
+    const res = await this.session.run(feeds);
     this.h = this.carried(res.hn, 'h');
     this.c = this.carried(res.cn, 'c');
     return { prob: toFloat32(res.output)[0], h: toFloat32(fedH), c: toFloat32(fedC) };
