@@ -18,7 +18,7 @@ ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, 
                                       PassResult& result) {
   ObservedRanges ranges;
   std::unordered_set<const Value*> wanted;
-  for (const Node* node : model.graph().nodes()) {
+  for (const Node* node : model.graph().allNodes()) {  // bodies included
     if (node->opType() == "QuantizeLinear" && node->input(0) != nullptr &&
         !fold::isConstantValue(node->input(0))) {
       wanted.insert(node->input(0));

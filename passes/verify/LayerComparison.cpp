@@ -27,18 +27,20 @@ class CurrentCapture : public interp::CaptureObserver {
     }
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  // Every run of a value is kept: a Loop or Scan body computes its values once per iteration.
   void captured(const Value& value, const interp::Array& array) override {
-    if (isFloatingPoint(array.dataType())) arrays_[&value] = array;
+    if (isFloatingPoint(array.dataType())) arrays_[&value].push_back(array);
   }
-  const interp::Array* find(const Value* v) const {
+  /// The value's `run`-th computation in the sample (0 outside bodies), or null.
+  const interp::Array* find(const Value* v, size_t run) const {
     auto it = arrays_.find(v);
-    return it == arrays_.end() ? nullptr : &it->second;
+    return it == arrays_.end() || run >= it->second.size() ? nullptr : &it->second[run];
   }
   void clear() { arrays_.clear(); }
 
  private:
   std::unordered_set<const Value*> wanted_;
-  std::unordered_map<const Value*, interp::Array> arrays_;
+  std::unordered_map<const Value*, std::vector<interp::Array>> arrays_;
 };
 
 // Queues each original tensor's comparison with the current one as soon as it is computed (on
@@ -56,12 +58,14 @@ class ReferenceCapture : public interp::CaptureObserver {
     }
   }
   const std::unordered_set<const Value*>& wanted() const override { return wanted_; }
+  void nextSample() { runs_.clear(); }
   void captured(const Value& value, const interp::Array& array) override {
     if (!isFloatingPoint(array.dataType())) return;
     auto range = index_.equal_range(&value);
+    const size_t run = runs_[&value]++;  // the iteration of a body this computation belongs to
     for (auto it = range.first; it != range.second; ++it) {
       const TensorPair& pair = pairs_[it->second];
-      const interp::Array* actual = current_.find(pair.actual);
+      const interp::Array* actual = current_.find(pair.actual, run);
       if (actual == nullptr || actual->shape() != array.shape()) continue;
       queue_.push(layers_[it->second], array, pair.affine ? pair.affine->undo(*actual) : *actual,
                   fmt::format("tensor '{}'", pair.tensor));
@@ -75,6 +79,7 @@ class ReferenceCapture : public interp::CaptureObserver {
   analysis::ComparisonQueue& queue_;
   std::unordered_set<const Value*> wanted_;
   std::unordered_multimap<const Value*, size_t> index_;
+  std::unordered_map<const Value*, size_t> runs_;
 };
 
 }  // namespace
@@ -125,6 +130,7 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
                              anyCompared ? &referenceCapture : nullptr);
     });
     currentCapture.clear();
+    referenceCapture.nextSample();
     for (size_t o = 0; o < reference.size(); ++o) {
       const std::string label = fmt::format("output '{}'", current.outputs()[o]->name());
       if (!isFloatingPoint(reference[o].dataType()) || !isFloatingPoint(actual[o].dataType())) {

@@ -13,12 +13,14 @@ TensorMatch matchTensors(const Graph& original, const Graph& current, const Name
   // value that now computes the last of them: only that last one is compared, the others were
   // absorbed.
   std::unordered_map<const Value*, size_t> pairOf;
-  for (const Node* node : original.nodes()) {
+  for (const Node* node : original.allNodes()) {  // bodies included
     if (node->is("Constant")) continue;  // constants are compared where they are read
     for (const Value* out : node->outputs()) {
       if (out->isAbsent() || out->isGraphOutput()) continue;
       std::optional<std::string> now = names.currentName(out->name());
-      const Value* actual = now ? current.findValue(*now) : nullptr;
+      std::vector<Value*> named;
+      if (now) named = current.model().valuesNamed(*now);
+      const Value* actual = named.size() == 1 ? named.front() : nullptr;
       if (actual == nullptr) {
         ++match.removed;
         continue;
