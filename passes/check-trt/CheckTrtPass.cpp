@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "BuildFlags.h"
+#include "ControlFlowChecks.h"
 #include "Finding.h"
 #include "Fp8Checks.h"
 #include "PlacementChecks.h"
@@ -58,6 +59,7 @@ class CheckTrtPass : public Pass {
         analysis::reportPrecisions(model.graph(), analysis::ShapeRequest::from(context));
     std::vector<Finding> findings;
     checktrt::checkQdqNodes(model, version, findings);
+    checktrt::checkControlFlow(model, findings);
     const checktrt::PlacementSummary placement =
         checktrt::checkPlacement(model.graph(), precisions, findings, *minChannels_);
     std::optional<checktrt::ComputeCapability> gpu;

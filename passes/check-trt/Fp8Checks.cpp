@@ -15,7 +15,7 @@ namespace {
 // quantized data's (as quantizedType in QdqChecks reads it).
 std::vector<const Node*> float8Nodes(const Graph& graph) {
   std::vector<const Node*> nodes;
-  for (const Node* node : graph.nodes()) {
+  for (const Node* node : graph.allNodes()) {
     if (!node->domain().empty() || !(node->is("QuantizeLinear") || node->is("DequantizeLinear"))) {
       continue;
     }

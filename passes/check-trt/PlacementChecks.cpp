@@ -213,7 +213,7 @@ void checkReformat(const Node& q, const Node& dq, const qdq::TransformerPatterns
 
 void checkPairs(const Graph& graph, const qdq::TransformerPatterns& patterns,
                 std::vector<Finding>& findings) {
-  for (const Node* dq : graph.nodes()) {
+  for (const Node* dq : graph.allNodes()) {
     if (!dq->is("DequantizeLinear")) continue;
     const Node* q = dq->input(0)->producer();
     if (q == nullptr || !q->is("QuantizeLinear") || analysis::isBuildTimeConstant(q->input(0))) {
@@ -255,7 +255,7 @@ void checkPairs(const Graph& graph, const qdq::TransformerPatterns& patterns,
 // A Concat whose inputs all come through DequantizeLinear, with different scales: TensorRT
 // requantizes them to one scale before it can concatenate in INT8.
 void checkConcats(const Graph& graph, std::vector<Finding>& findings) {
-  for (const Node* concat : graph.nodes()) {
+  for (const Node* concat : graph.allNodes()) {
     if (!concat->is("Concat") || concat->numInputs() < 2) continue;
     std::vector<double> scales;
     std::vector<std::string> parts;

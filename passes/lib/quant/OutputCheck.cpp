@@ -47,6 +47,9 @@ std::unique_ptr<Model> quantizedCopy(const Model& model,
     // The readers grouped by graph, each group in the order of its first reader.
     std::vector<std::pair<Node*, std::vector<Use>>> byGraph;  // (first reader, uses)
     for (const Use& use : x->uses()) {
+      // Readers this copy added (the fake quantization of an earlier entry for the same value,
+      // read in another body) are not the model's.
+      if (!position.contains(use.user)) continue;
       auto group = std::find_if(byGraph.begin(), byGraph.end(), [&](const auto& g) {
         return g.first->graph() == use.user->graph();
       });
