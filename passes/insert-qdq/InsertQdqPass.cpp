@@ -18,6 +18,7 @@
 
 #include "Placement.h"
 #include "WeightRounding.h"
+#include "qopt/analysis/Precision.h"
 #include "qopt/constants/ConstantValue.h"
 #include "qopt/half/Converter.h"
 #include "qopt/half/ObservedMagnitudes.h"
@@ -104,8 +105,8 @@ class InsertQdqPass : public Pass {
     Graph& graph = model.graph();
     qdq::Placement plan = qdq::planPlacement(graph, placementOptions, result);
     result.statistics["nodes-excluded"] = static_cast<int64_t>(plan.excludedNodes.size());
+    warnNothingQuantized(plan, context);
     if (plan.quantizedNodes.empty()) {
-      warnNothingQuantized(plan, context);
       result.note("model", "nothing to quantize");
       return result;
     }
@@ -347,14 +348,21 @@ class InsertQdqPass : public Pass {
   // warning with the reasons, counted.
   void warnNothingQuantized(const qdq::Placement& plan, PassContext& context) const {
     if (plan.floatLayers.empty()) return;  // no compute layer: nothing was asked
+    for (const Node* node : plan.quantizedNodes) {
+      if (analysis::isWeightedOp(*node)) return;  // a Conv, Gemm or MatMul is quantized
+    }
     std::map<std::string, size_t> reasons;
     for (const auto& [node, reason] : plan.floatLayers) ++reasons[reason];
     std::vector<std::string> parts;
     for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
-    context.diagnostics().warning(
-        fmt::format("{}: nothing quantized: the model's {} compute layer(s) (Conv, Gemm, MatMul) "
-                    "all stay float: {} (-v names each)",
-                    name(), plan.floatLayers.size(), fmt::join(parts, ", ")));
+    context.diagnostics().warning(fmt::format(
+        "{}: nothing quantized: the model's {} compute layer(s) (Conv, Gemm, MatMul) all stay "
+        "float: {} (-v names each){}",
+        name(), plan.floatLayers.size(), fmt::join(parts, ", "),
+        plan.quantizedNodes.empty()
+            ? ""
+            : fmt::format("; only the inputs of {} other node(s) (pooling, residual Add)",
+                          plan.quantizedNodes.size())));
   }
 
   // Layers inside a body that the calibration data never ran (an If branch no sample took, a
