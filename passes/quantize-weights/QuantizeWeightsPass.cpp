@@ -66,9 +66,6 @@ class QuantizeWeightsPass : public Pass {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or positive");
   }
 
-  // Sees the main graph only (the pass manager warns when a model has bodies).
-  bool entersBodies() const override { return false; }
-
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     for (const char* name : {"weights-quantized", "weights-skipped"}) result.statistics[name] = 0;
@@ -144,7 +141,7 @@ class QuantizeWeightsPass : public Pass {
  private:
   std::vector<WeightSite> findSites(Model& model, const Target& target, PassResult& result) {
     std::vector<WeightSite> sites;
-    for (Node* node : model.graph().nodes()) {
+    for (Node* node : model.graph().allNodes()) {  // bodies included
       std::string why;
       std::optional<WeightSite> site = wq::matchWeightSite(node, why);
       if (site && *format_ == Format::Ort && node->is("Gemm")) {

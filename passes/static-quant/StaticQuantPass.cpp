@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,9 +98,6 @@ class StaticQuantPass : public Pass {
 
   void validateOptions() const override { calibration_.validate(*this); }
 
-  // Sees the main graph only (the pass manager warns when a model has bodies).
-  bool entersBodies() const override { return false; }
-
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     result.statistics["dynamic-ops-found"] = 0;
@@ -107,7 +105,7 @@ class StaticQuantPass : public Pass {
     result.statistics["activation-qdq-pairs"] = 0;
     Graph& graph = model.graph();
     std::vector<DynamicQuantized> matches;
-    for (Node* node : graph.nodes()) {
+    for (Node* node : graph.allNodes()) {  // bodies included: each op converted where it is
       if (!node->is("MatMulInteger") && !node->is("ConvInteger")) continue;
       result.statistics.add("dynamic-ops-found");
       std::string why;
@@ -122,22 +120,26 @@ class StaticQuantPass : public Pass {
     Target target = target_.resolve(context);
     std::unordered_map<const Node*, size_t> order;
     size_t position = 0;
-    for (Node* node : graph.nodes()) order[node] = position++;
+    for (Node* node : graph.allNodes()) order[node] = position++;
 
-    // Activations in first-use order; each gets one Q/DQ pair before its earliest
-    // DynamicQuantizeLinear, shared by every op that read it.
-    std::vector<Value*> activations;
-    std::map<std::string, Node*> firstQuantize;
+    // Activations in first-use order; each gets one Q/DQ pair in each graph that reads it (a
+    // body reading a value of an enclosing graph has its own), before the earliest
+    // DynamicQuantizeLinear there, shared by every op of that graph that read it.
+    using Site = std::pair<std::string, const Graph*>;
+    std::vector<std::pair<Value*, const Graph*>> activations;
+    std::map<Site, Node*> firstQuantize;
     for (const DynamicQuantized& match : matches) {
-      auto [it, inserted] = firstQuantize.try_emplace(match.input->name(), match.dynamicQuantize);
+      const Graph* where = match.dynamicQuantize->graph();
+      auto [it, inserted] =
+          firstQuantize.try_emplace(Site{match.input->name(), where}, match.dynamicQuantize);
       if (inserted) {
-        activations.push_back(match.input);
+        activations.emplace_back(match.input, where);
       } else if (order.at(match.dynamicQuantize) < order.at(it->second)) {
         it->second = match.dynamicQuantize;
       }
     }
     std::vector<std::string> names;
-    for (const Value* value : activations) names.push_back(value->name());
+    for (const auto& [value, where] : activations) names.push_back(value->name());
     qdq::CalibrationRun calibration =
         qdq::calibrate(model, names, context, static_cast<size_t>(*calibration_.samples), name(),
                        static_cast<int>(*calibration_.threads));
@@ -160,14 +162,18 @@ class StaticQuantPass : public Pass {
                                        ? qdq::ActivationScheme::UnsignedAsymmetric
                                        : qdq::ActivationScheme::SignedSymmetric;
     std::vector<quant::ScaleEntry> scaleEntries;
-    std::map<std::string, Value*> dequantizedInputs;
-    for (Value* x : activations) {
+    std::map<Site, Value*> dequantizedInputs;
+    std::set<std::string> entered;  // one scale entry per value
+    for (const auto& [x, where] : activations) {
       qdq::ActivationParams params =
           qdq::activationParams(calibration.statistics.at(x->name()), spec, scheme);
-      scaleEntries.push_back(
-          qdq::activationScaleEntry(x->name(), params, *calibrator_, calibration.samples));
-      dequantizedInputs[x->name()] =
-          qdq::insertActivationPair(graph, x, params, firstQuantize.at(x->name()));
+      if (entered.insert(x->name()).second) {
+        scaleEntries.push_back(
+            qdq::activationScaleEntry(x->name(), params, *calibrator_, calibration.samples));
+      }
+      Node* first = firstQuantize.at(Site{x->name(), where});
+      dequantizedInputs[Site{x->name(), where}] =
+          qdq::insertActivationPair(*first->graph(), x, params, first);
       result.statistics.add("activation-qdq-pairs");
       result.applied(fmt::format("tensor '{}'", x->name()),
                      fmt::format("static scale {} from {} calibration", params.scale,
@@ -193,14 +199,16 @@ class StaticQuantPass : public Pass {
                     "uint8 or non-zero zero point: dequantized and requantized as int8 "
                     "symmetric");
       }
+      Graph& here = *before->graph();
       Value* dequantizedWeight = qdq::insertConstantDequantize(
-          graph, match.weight->name(), weight.values, weight.scales, weight.axis, before);
+          here, match.weight->name(), weight.values, weight.scales, weight.axis, before);
       bool conv = match.integerOp->is("ConvInteger");
-      Node* floatOp = graph.createEmptyNode(conv ? "Conv" : "MatMul", {}, before);
+      Node* floatOp = here.createEmptyNode(conv ? "Conv" : "MatMul", {}, before);
       const std::string& oldName = match.integerOp->name();
       floatOp->setName(
           model.uniqueNodeName(oldName.empty() ? floatOp->opType() : oldName + "_float"));
-      floatOp->addInput(dequantizedInputs.at(match.input->name()));
+      floatOp->addInput(
+          dequantizedInputs.at(Site{match.input->name(), match.dynamicQuantize->graph()}));
       floatOp->addInput(dequantizedWeight);
       if (conv) {
         ValueMap none;
