@@ -535,20 +535,36 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims,
     case DataType::Bool:
       storeEach<uint8_t>(out, values, [](double v) { return static_cast<uint8_t>(v != 0.0); });
       break;
-    case DataType::Int8: storeSaturated<int8_t>(out, values); break;
-    case DataType::UInt8: storeSaturated<uint8_t>(out, values); break;
-    case DataType::Int16: storeSaturated<int16_t>(out, values); break;
-    case DataType::UInt16: storeSaturated<uint16_t>(out, values); break;
-    case DataType::Int32: storeSaturated<int32_t>(out, values); break;
-    case DataType::UInt32: storeSaturated<uint32_t>(out, values); break;
-    case DataType::Int64: storeSaturated<int64_t>(out, values); break;
-    case DataType::UInt64: storeSaturated<uint64_t>(out, values); break;
+    case DataType::Int8:
+      storeSaturated<int8_t>(out, values);
+      break;
+    case DataType::UInt8:
+      storeSaturated<uint8_t>(out, values);
+      break;
+    case DataType::Int16:
+      storeSaturated<int16_t>(out, values);
+      break;
+    case DataType::UInt16:
+      storeSaturated<uint16_t>(out, values);
+      break;
+    case DataType::Int32:
+      storeSaturated<int32_t>(out, values);
+      break;
+    case DataType::UInt32:
+      storeSaturated<uint32_t>(out, values);
+      break;
+    case DataType::Int64:
+      storeSaturated<int64_t>(out, values);
+      break;
+    case DataType::UInt64:
+      storeSaturated<uint64_t>(out, values);
+      break;
     case DataType::Float8E4M3FN:
     case DataType::Float8E4M3FNUZ:
     case DataType::Float8E5M2:
     case DataType::Float8E5M2FNUZ:
-      storeEach<uint8_t>(out, values,
-                         [type](double v) { return static_cast<uint8_t>(encodeMiniFloat(type, v)); });
+      storeEach<uint8_t>(
+          out, values, [type](double v) { return static_cast<uint8_t>(encodeMiniFloat(type, v)); });
       break;
     case DataType::Int4:
     case DataType::UInt4:

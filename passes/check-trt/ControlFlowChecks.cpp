@@ -53,11 +53,11 @@ void checkIf(const Node& node, std::vector<Finding>& findings) {
           "Reshape or Squeeze the condition to a scalar before the If"));
     }
     if (type.elemType != DataType::Undefined && type.elemType != DataType::Bool) {
-      findings.push_back(makeFinding(
-          Severity::Error, "if-condition-not-bool", node,
-          fmt::format("its condition '{}' is {}; TensorRT's If takes bool",
-                      cond->name(), dataTypeName(type.elemType)),
-          "compare or Cast the condition to bool before the If"));
+      findings.push_back(
+          makeFinding(Severity::Error, "if-condition-not-bool", node,
+                      fmt::format("its condition '{}' is {}; TensorRT's If takes bool",
+                                  cond->name(), dataTypeName(type.elemType)),
+                      "compare or Cast the condition to bool before the If"));
     }
   }
   // The values of enclosing graphs the branches read, and the If's outputs, cross its boundary.
@@ -77,7 +77,8 @@ void checkIf(const Node& node, std::vector<Finding>& findings) {
               "(quantize inside the branch, or dequantize before it)"
             : "Cast it to a type the boundary takes"));
   };
-  for (const Value* outer : Graph::implicitInputs(&node)) crossing(outer, "is read inside a branch");
+  for (const Value* outer : Graph::implicitInputs(&node))
+    crossing(outer, "is read inside a branch");
   for (const Value* out : node.outputs()) {
     if (!out->isAbsent()) crossing(out, "is an output of the If");
   }

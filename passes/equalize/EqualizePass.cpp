@@ -149,8 +149,9 @@ class EqualizePass : public Pass {
     const equalize::LinearLayer& first = *group.layers[0];
     std::string subject = fmt::format("tensor '{}'", group.input->name());
     if (stats.channels == 0) {
-      result.missed(subject, "depthwise input not balanced: the calibration data never ran it "
-                             "(inside a body no sample ran)");
+      result.missed(subject,
+                    "depthwise input not balanced: the calibration data never ran it "
+                    "(inside a body no sample ran)");
       return;
     }
     if (stats.channels != first.inputChannels()) {
@@ -208,8 +209,9 @@ class EqualizePass : public Pass {
     for (LayerPair* pair : candidates) {
       const equalize::ChannelStatistics& s = stats[pair->preActivation];
       if (s.channels == 0) {
-        result.missed(subjectOf(*pair), "no high-bias absorption: the calibration data never ran "
-                                        "it (inside a body no sample ran)");
+        result.missed(subjectOf(*pair),
+                      "no high-bias absorption: the calibration data never ran "
+                      "it (inside a body no sample ran)");
         continue;
       }
       if (s.channels != pair->first->outputChannels()) {

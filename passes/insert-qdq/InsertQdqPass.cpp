@@ -143,7 +143,8 @@ class InsertQdqPass : public Pass {
     // A layer inside a body may never run on the data (an If branch no sample takes): its
     // output's statistics say whether it ran.
     for (const Node* node : plan.quantizedNodes) {
-      if (node->graph() != &graph && node->numOutputs() > 0) names.push_back(node->output(0)->name());
+      if (node->graph() != &graph && node->numOutputs() > 0)
+        names.push_back(node->output(0)->name());
     }
     const CalibratorKind calibrator = calibratorKind();
     const bool automatic = calibrator == CalibratorKind::Auto;
@@ -248,7 +249,8 @@ class InsertQdqPass : public Pass {
                                         quantized.zeroChannels, qdq::kZeroRangeScale));
         }
         const bool firstGraph = scaled.insert(key).second;  // one scale entry per weight
-        if (firstGraph) scaleEntries.push_back(qdq::weightScaleEntry(site.weight->name(), quantized));
+        if (firstGraph)
+          scaleEntries.push_back(qdq::weightScaleEntry(site.weight->name(), quantized));
         Graph& userGraph = *site.node->graph();
         Value* dequantized = qdq::insertConstantDequantize(
             userGraph, site.weight->name(), quantized.values, quantized.scales, site.axis,
@@ -294,8 +296,8 @@ class InsertQdqPass : public Pass {
       std::vector<float> scales = bias.scales;
       if (axis < 0) scales.resize(1);
       Value* dequantized =
-          qdq::insertConstantDequantize(*site.node->graph(), site.bias->name(), bias.values,
-                                        scales, axis, site.node, qdq::floatTypeOf(site.bias));
+          qdq::insertConstantDequantize(*site.node->graph(), site.bias->name(), bias.values, scales,
+                                        axis, site.node, qdq::floatTypeOf(site.bias));
       recordUnrounded(model, *dequantized, *site.bias);
       Value* old = site.bias;
       site.node->setInput(site.input, dequantized);
@@ -354,7 +356,8 @@ class InsertQdqPass : public Pass {
     std::map<std::string, size_t> reasons;
     for (const auto& [node, reason] : plan.floatLayers) ++reasons[reason];
     std::vector<std::string> parts;
-    for (const auto& [reason, count] : reasons) parts.push_back(fmt::format("{} {}", count, reason));
+    for (const auto& [reason, count] : reasons)
+      parts.push_back(fmt::format("{} {}", count, reason));
     context.diagnostics().warning(fmt::format(
         "{}: nothing quantized: the model's {} compute layer(s) (Conv, Gemm, MatMul) all stay "
         "float: {} (-v names each){}",
@@ -444,8 +447,7 @@ class InsertQdqPass : public Pass {
 
   // The pair goes into the graph of the site's uses (a body's own pair for a value it reads from
   // an enclosing graph).
-  void insertActivation(const qdq::ActivationSite& site,
-                        const qdq::ActivationParams& params,
+  void insertActivation(const qdq::ActivationSite& site, const qdq::ActivationParams& params,
                         const std::unordered_map<const Node*, size_t>& order,
                         PassResult& result) const {
     std::string subject = fmt::format("tensor '{}'", site.value->name());

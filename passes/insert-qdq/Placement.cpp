@@ -43,8 +43,9 @@ class Planner {
       for (Graph* body : node->subgraphs()) absorb(Planner(*body, options_, result_).run());
       if (!isPlacementCandidate(*node)) continue;
       if (options_.fp8 && (isPool(*node) || node->is("ConvTranspose"))) {
-        staysFloat(node, "FP8", "not quantized: FP8 quantizes Conv, Gemm, MatMul and "
-                                "residual Add inputs only");
+        staysFloat(node, "FP8",
+                   "not quantized: FP8 quantizes Conv, Gemm, MatMul and "
+                   "residual Add inputs only");
         continue;
       }
       if (isExcluded(*node)) {

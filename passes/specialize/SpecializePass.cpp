@@ -110,11 +110,12 @@ class SpecializePass : public Pass {
     std::vector<int64_t> shape;
     const auto count = static_cast<int64_t>(b.values.size());
     if (dims.empty()) {
-      if (count != 1) throw fail(fmt::format("it is a scalar; '{}' gives {} values", b.spelling, count));
+      if (count != 1)
+        throw fail(fmt::format("it is a scalar; '{}' gives {} values", b.spelling, count));
     } else if (dims.size() == 1) {
       if (dims[0].value && *dims[0].value != count) {
-        throw fail(fmt::format("it has {} elements; '{}' gives {}", *dims[0].value, b.spelling,
-                               count));
+        throw fail(
+            fmt::format("it has {} elements; '{}' gives {}", *dims[0].value, b.spelling, count));
       }
       shape = {count};
     } else {
@@ -137,16 +138,19 @@ class SpecializePass : public Pass {
     graph.removeInput(index);
     constant->setName(b.input);
     result.statistics.add("inputs-bound");
-    result.applied(subject, fmt::format("bound to {} ({} {}); {} uses now read the constant",
-                                        b.spelling, dataTypeName(type.elemType),
-                                        shape.empty() ? "scalar"
-                                                      : fmt::format("[{}]", fmt::join(shape, ",")),
-                                        uses));
+    result.applied(
+        subject,
+        fmt::format("bound to {} ({} {}); {} uses now read the constant", b.spelling,
+                    dataTypeName(type.elemType),
+                    shape.empty() ? "scalar" : fmt::format("[{}]", fmt::join(shape, ",")), uses));
   }
 
   ListOption<std::string> inputs_{
-      *this, "inputs", {}, "Inputs to bind, NAME:VALUE each (VALUE a number, or numbers joined "
-                           "by x for a 1-D input): sr:16000, [sr:16000,shape:1x3x224x224]"};
+      *this,
+      "inputs",
+      {},
+      "Inputs to bind, NAME:VALUE each (VALUE a number, or numbers joined "
+      "by x for a 1-D input): sr:16000, [sr:16000,shape:1x3x224x224]"};
 };
 
 }  // namespace

@@ -14,7 +14,7 @@ TensorMatch matchTensors(const Graph& original, const Graph& current, const Name
   // absorbed.
   std::unordered_map<const Value*, size_t> pairOf;
   for (const Node* node : original.allNodes()) {  // bodies included
-    if (node->is("Constant")) continue;  // constants are compared where they are read
+    if (node->is("Constant")) continue;           // constants are compared where they are read
     for (const Value* out : node->outputs()) {
       if (out->isAbsent() || out->isGraphOutput()) continue;
       std::optional<std::string> now = names.currentName(out->name());

@@ -197,6 +197,5 @@ TEST(ControlFlow, CapturesSeeTheBranchAnIfTookAndNotTheOther) {
             (std::vector<double>{2, 0}));
 }
 
-
 }  // namespace
 }  // namespace qopt::interp

@@ -302,9 +302,10 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
     const uint64_t runs = info.find(node.output(0)).runs;
     layer.runs = runs;
     if (runs == 0) {
-      layer.notes.push_back(fmt::format("inside {}: did not run on the inputs inspected (a branch "
-                                        "not taken); MACs of one run",
-                                        parent->describe()));
+      layer.notes.push_back(
+          fmt::format("inside {}: did not run on the inputs inspected (a branch "
+                      "not taken); MACs of one run",
+                      parent->describe()));
     } else if (runs > 1 && layer.macs) {
       layer.notes.push_back(
           fmt::format("inside {}: ran {} times; MACs of all runs", parent->describe(), runs));

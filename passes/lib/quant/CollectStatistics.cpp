@@ -36,9 +36,10 @@ const Value* calibratedValue(const Model& model, const std::string& name) {
   };
   const std::vector<Value*> named = model.valuesNamed(name);
   if (named.size() > 1) {
-    throw fail(fmt::format("{} bodies of the model define a value of this name; give them "
-                           "distinct names (every value's name unique in the model)",
-                           named.size()));
+    throw fail(
+        fmt::format("{} bodies of the model define a value of this name; give them "
+                    "distinct names (every value's name unique in the model)",
+                    named.size()));
   }
   const Value* value = named.empty() ? nullptr : named.front();
   if (value == nullptr) {

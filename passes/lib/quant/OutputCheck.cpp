@@ -32,9 +32,9 @@ std::unique_ptr<Model> quantizedCopy(const Model& model,
     auto found = nodeOf.find(slot.first);
     if (found == nodeOf.end()) continue;
     Node* node = found->second;
-    node->setInput(slot.second, addNamedInitializer(*node->graph(),
-                                                    node->input(slot.second)->name() + "_auto_check",
-                                                    tensor));
+    node->setInput(slot.second,
+                   addNamedInitializer(*node->graph(),
+                                       node->input(slot.second)->name() + "_auto_check", tensor));
   }
   for (const QuantizedTensor& t : tensors) {
     const std::vector<Value*> named = copy->valuesNamed(t.value->name());

@@ -59,8 +59,8 @@ struct BypassResult {
 /// DequantizeLinear of a run-time tensor) stays quantized and is listed in `kept`.
 BypassResult returnToFloat(Node& node, FloatFallback fallback = FloatFallback::Float);
 
-/// Returns every node of `graph` and its bodies except those in `keep` (and the Q/DQ nodes) to float,
-/// and graph outputs computed by DequantizeLinear(QuantizeLinear(x)) become x: what is left
+/// Returns every node of `graph` and its bodies except those in `keep` (and the Q/DQ nodes) to
+/// float, and graph outputs computed by DequantizeLinear(QuantizeLinear(x)) become x: what is left
 /// quantized is exactly what the kept nodes read. With `keep` empty: the float model.
 void removeQuantization(Graph& graph, const std::unordered_set<const Node*>& keep);
 
