@@ -21,8 +21,9 @@ namespace {
 constexpr const char* kInspectHelp =
     "usage: qopt inspect [options] MODEL\n"
     "\n"
-    "Shows, per compute layer (Conv, ConvTranspose, Gemm, MatMul), the precision it will run in\n"
-    "on TensorRT (INT8 through Q/DQ on its input and weight, FP16 when its float inputs are\n"
+    "Shows, per compute layer (Conv, ConvTranspose, Gemm, MatMul; LSTM, GRU, RNN, which have\n"
+    "no quantized form), inside If/Loop/Scan bodies too, the precision it will run in on\n"
+    "TensorRT (INT8 through Q/DQ on its input and weight, FP16 when its float inputs are\n"
     "float16, else FP32) with the weight type, per-channel or per-tensor scales, the scale range\n"
     "and why a layer stays in float; then the share of multiply-accumulates in INT8. Shapes come\n"
     "from one run of the reference interpreter on inputs of the shapes --input-shapes gives,\n"

@@ -139,6 +139,7 @@ void checkLayers(const analysis::PrecisionReport& precisions, const AttentionVer
                  int64_t minChannels, PlacementSummary& summary, std::vector<Finding>& findings) {
   for (const analysis::LayerInfo& layer : precisions.layers) {
     const Node& node = *layer.node;
+    if (analysis::isRecurrentOp(node)) continue;  // float by nature: nothing to place
     if (!analysis::isWeightedOp(node)) {
       std::string cause =
           layer.notes.empty() ? node.opType() + " is a QOperator op" : layer.notes.front();

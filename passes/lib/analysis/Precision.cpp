@@ -243,6 +243,10 @@ bool isComputeOp(const Node& node) {
   return isIn(node, kOps);
 }
 
+bool isRecurrentOp(const Node& node) {
+  return node.is("LSTM") || node.is("GRU") || node.is("RNN");
+}
+
 bool isWeightedOp(const Node& node) {
   static constexpr std::array<std::string_view, 4> kOps = {"Conv", "ConvTranspose", "Gemm",
                                                            "MatMul"};
@@ -265,6 +269,18 @@ std::optional<uint64_t> countMacs(const Node& node, const TensorInfoMap& info) {
     if (v == nullptr) return std::nullopt;
     return info.find(v).shape;
   };
+  if (isRecurrentOp(node)) {
+    // Per step and direction, each gate multiplies the input and the hidden state by its
+    // weights: gates * hidden * (input + hidden) MACs per sequence element and batch row.
+    auto x = shapeOf(node.input(0));
+    const int64_t hidden = node.attrInt("hidden_size", 0);
+    if (!x || x->size() != 3 || hidden <= 0) return std::nullopt;
+    const int64_t gates = node.is("LSTM") ? 4 : node.is("GRU") ? 3 : 1;
+    const int64_t directions = node.attrString("direction", "forward") == "bidirectional" ? 2 : 1;
+    const int64_t steps = (*x)[0] * (*x)[1];  // sequence x batch, either layout
+    return static_cast<uint64_t>(
+        std::max<int64_t>(0, steps * directions * gates * hidden * ((*x)[2] + hidden)));
+  }
   const bool qlinear = node.is("QLinearConv") || node.is("QLinearMatMul");
   const Value* a = node.input(0);
   const Value* b = node.input(qlinear ? 3 : 1);
@@ -315,6 +331,15 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
   std::optional<size_t> weightIndex = weightInputIndex(node);
   if (weightIndex) layer.weightValue = node.input(*weightIndex);
 
+  if (isRecurrentOp(node)) {
+    // ONNX has no quantized recurrent op, and no Q/DQ fuses into one: TensorRT runs it in its
+    // input's float type.
+    layer.precision =
+        info.find(node.input(0)).type == DataType::Float16 ? Precision::Fp16 : Precision::Fp32;
+    layer.reason = fmt::format("{} {} has no quantized form (no Q/DQ fuses into it)",
+                               node.is("GRU") ? "a" : "an", node.opType());
+    return layer;
+  }
   if (!isWeightedOp(node)) {
     // QOperator / integer ops compute in integers by definition.
     layer.precision = Precision::Int8;
@@ -406,7 +431,7 @@ LayerInfo classifyLayer(const Node& node, const TensorInfoMap& info) {
 std::vector<LayerInfo> classifyLayers(const Graph& graph, const TensorInfoMap& info) {
   std::vector<LayerInfo> layers;
   for (const Node* node : graph.allNodes()) {
-    if (isComputeOp(*node)) layers.push_back(classifyLayer(*node, info));
+    if (isComputeOp(*node) || isRecurrentOp(*node)) layers.push_back(classifyLayer(*node, info));
   }
   return layers;
 }

@@ -78,6 +78,8 @@ bool isComputeOp(const Node& node);
 /// Conv, ConvTranspose, Gemm, MatMul: the float compute ops that TensorRT runs in INT8 when
 /// their inputs come through DequantizeLinear.
 bool isWeightedOp(const Node& node);
+/// LSTM, GRU, RNN: compute layers without a quantized form; inspect lists them in float.
+bool isRecurrentOp(const Node& node);
 
 /// The input index holding the weight, or nullopt (MatMul whose second input is not constant).
 std::optional<size_t> weightInputIndex(const Node& node);
