@@ -348,6 +348,17 @@ void storeSaturated(std::byte* out, std::span<const double> values) {
   storeEach<T>(out, values, [](double v) { return saturate<T>(v); });
 }
 
+/// Rounds and saturates to each integer type.
+struct IntegerStore {
+  DataType type;
+  void (*store)(std::byte*, std::span<const double>);
+};
+constexpr IntegerStore kIntegerStores[] = {
+    {DataType::Int8, storeSaturated<int8_t>},   {DataType::UInt8, storeSaturated<uint8_t>},
+    {DataType::Int16, storeSaturated<int16_t>}, {DataType::UInt16, storeSaturated<uint16_t>},
+    {DataType::Int32, storeSaturated<int32_t>}, {DataType::UInt32, storeSaturated<uint32_t>},
+    {DataType::Int64, storeSaturated<int64_t>}, {DataType::UInt64, storeSaturated<uint64_t>}};
+
 /// A 4-bit element: Int4 and UInt4 round and saturate, Float4E2M1 encodes.
 uint32_t encodeNibble(DataType type, double v) {
   if (type == DataType::Int4) {
@@ -536,28 +547,16 @@ Tensor Tensor::fromDoubles(DataType type, std::vector<int64_t> dims,
       storeEach<uint8_t>(out, values, [](double v) { return static_cast<uint8_t>(v != 0.0); });
       break;
     case DataType::Int8:
-      storeSaturated<int8_t>(out, values);
-      break;
     case DataType::UInt8:
-      storeSaturated<uint8_t>(out, values);
-      break;
     case DataType::Int16:
-      storeSaturated<int16_t>(out, values);
-      break;
     case DataType::UInt16:
-      storeSaturated<uint16_t>(out, values);
-      break;
     case DataType::Int32:
-      storeSaturated<int32_t>(out, values);
-      break;
     case DataType::UInt32:
-      storeSaturated<uint32_t>(out, values);
-      break;
     case DataType::Int64:
-      storeSaturated<int64_t>(out, values);
-      break;
     case DataType::UInt64:
-      storeSaturated<uint64_t>(out, values);
+      for (const IntegerStore& store : kIntegerStores) {
+        if (store.type == type) store.store(out, values);
+      }
       break;
     case DataType::Float8E4M3FN:
     case DataType::Float8E4M3FNUZ:
