@@ -13,6 +13,7 @@
 #include "qopt/ir/TextFormat.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/Suggest.h"
+#include "qopt/qdq/SmallLayers.h"
 
 namespace qopt {
 
@@ -153,6 +154,7 @@ int runInspectCommand(int argc, char** argv, std::ostream& out, std::ostream&) {
   analysis::InspectResult result;
   try {
     result = analysis::inspectGraph(model->graph(), request);
+    qdq::noteSmallLayers(result);
   } catch (const Error& e) {
     throw e.withFile(options.model);
   }

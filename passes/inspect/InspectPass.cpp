@@ -7,6 +7,7 @@
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
+#include "qopt/qdq/SmallLayers.h"
 
 namespace qopt {
 namespace {
@@ -21,6 +22,7 @@ class InspectPass : public Pass {
   PassResult run(Model& model, PassContext& context) override {
     analysis::InspectResult inspected =
         analysis::inspectGraph(model.graph(), analysis::ShapeRequest::from(context));
+    qdq::noteSmallLayers(inspected);
     Json published = analysis::inspectJson(inspected);
     if (!(*key_).empty()) {
       context.results()[*key_] = std::move(published);

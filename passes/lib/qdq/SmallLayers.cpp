@@ -201,4 +201,17 @@ std::optional<std::string> smallLayerReason(const Node& node, const SmallLayerRu
   return std::nullopt;
 }
 
+void noteSmallLayers(analysis::PrecisionReport& report, const SmallLayerRule& rule) {
+  for (analysis::LayerInfo& layer : report.layers) {
+    if (!analysis::isWeightedOp(*layer.node) || (layer.precision != analysis::Precision::Fp32 &&
+                                                 layer.precision != analysis::Precision::Fp16)) {
+      continue;
+    }
+    if (std::optional<std::string> why = smallLayerReason(*layer.node, rule)) {
+      layer.notes.push_back(fmt::format(
+          "TensorRT gains nothing from INT8 here: {} (insert-qdq's min-channels rule)", *why));
+    }
+  }
+}
+
 }  // namespace qopt::qdq

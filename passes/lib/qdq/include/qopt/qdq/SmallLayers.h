@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 
+#include "qopt/analysis/PrecisionReport.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::qdq {
@@ -33,5 +34,10 @@ struct SmallLayerRule {
 /// Why TensorRT gains nothing from quantizing `node` (a Conv, Gemm or MatMul), e.g. "Conv with 3
 /// input channels (fewer than 16)", "MatMul with K=8 (below 16)", or nullopt.
 std::optional<std::string> smallLayerReason(const Node& node, const SmallLayerRule& rule);
+
+/// Adds to the notes of every Conv, Gemm and MatMul of `report` that runs in float the reason
+/// insert-qdq's rule keeps it float there, when it does: inspect then says why, not only that no
+/// Q/DQ reaches it.
+void noteSmallLayers(analysis::PrecisionReport& report, const SmallLayerRule& rule = {});
 
 }  // namespace qopt::qdq
