@@ -2,43 +2,32 @@
 
 #include <fmt/format.h>
 
-#include <optional>
 #include <set>
 #include <string>
 
+#include "QdqChecks.h"
 #include "qopt/constants/ConstantValue.h"
 
 namespace qopt::checktrt {
 namespace {
 
-// The element types a tensor crossing an If's boundary may have.
-bool crossesIf(DataType type) {
-  return type == DataType::Undefined || type == DataType::Bool || type == DataType::Int32 ||
-         type == DataType::Float16 || type == DataType::Float || type == DataType::BFloat16;
-}
-
-// TensorRT's ONNX parser reads int64 as int32; every other type fails at the boundary.
+// Whether a tensor of `type` cannot cross an If's boundary: TensorRT takes bool, int32, float16,
+// float32 and bfloat16 there, and its ONNX parser reads int64 as int32.
 bool refusedAtIf(DataType type) {
-  return !crossesIf(type) && type != DataType::Int64;
+  return type != DataType::Undefined && type != DataType::Bool && type != DataType::Int32 &&
+         type != DataType::Int64 && type != DataType::Float16 && type != DataType::Float &&
+         type != DataType::BFloat16;
 }
 
-// The declared element type, else a QuantizeLinear's output type (its zero point's, int8 by
-// default), which exporters and passes leave undeclared.
+// The declared element type, else a QuantizeLinear's output type, which exporters and passes
+// leave undeclared.
 DataType elementType(const Value& value) {
   const DataType declared = value.type().isTensor() ? value.type().elemType : DataType::Undefined;
   const Node* producer = value.producer();
   if (declared != DataType::Undefined || producer == nullptr || !producer->is("QuantizeLinear")) {
     return declared;
   }
-  if (const Attribute* a = producer->findAttr("output_dtype"); a != nullptr && a->i != 0) {
-    if (std::optional<DataType> t = dataTypeFromInt(a->i)) return *t;
-  }
-  const Value* zero = producer->input(2);
-  if (zero != nullptr && zero->type().isTensor() && zero->type().elemType != DataType::Undefined) {
-    return zero->type().elemType;
-  }
-  if (zero != nullptr && zero->initializer()) return zero->initializer()->dataType();
-  return DataType::Int8;
+  return quantizedType(*producer);
 }
 
 void checkIf(const Node& node, std::vector<Finding>& findings) {

@@ -25,32 +25,6 @@ bool isQdq(const Node& node) {
   return node.domain().empty() && (node.is("QuantizeLinear") || node.is("DequantizeLinear"));
 }
 
-// The integer (or float8) type on the quantized side of a Q/DQ node: the zero point's type
-// decides it (as in TensorRT's parser), else the data's, else QuantizeLinear's default UINT8.
-DataType quantizedType(const Node& node) {
-  if (const Value* zp = node.input(2); zp != nullptr && !zp->isAbsent()) {
-    if (std::optional<Tensor> t = fold::qdqParameter(zp)) return t->dataType();
-    if (zp->type().isTensor() && zp->type().elemType != DataType::Undefined) {
-      return zp->type().elemType;
-    }
-  }
-  if (node.is("DequantizeLinear")) {
-    const Value* data = node.input(0);
-    if (std::optional<Tensor> t = fold::constantThroughCasts(data)) return t->dataType();
-    if (data->type().isTensor() && data->type().elemType != DataType::Undefined) {
-      return data->type().elemType;
-    }
-    if (const Node* q = data->producer(); q != nullptr && q->is("QuantizeLinear")) {
-      return quantizedType(*q);
-    }
-    return DataType::Undefined;
-  }
-  if (const Attribute* a = node.findAttr("output_dtype"); a != nullptr && a->i != 0) {
-    if (std::optional<DataType> t = dataTypeFromInt(a->i)) return *t;
-  }
-  return DataType::UInt8;
-}
-
 // The dims of the tensor being quantized (a weight's stored dims when constant).
 std::optional<std::vector<int64_t>> dataDims(const Node& node) {
   const Value* data = node.input(0);
@@ -375,6 +349,30 @@ class NodeChecker {
 };
 
 }  // namespace
+
+DataType quantizedType(const Node& node) {
+  if (const Value* zp = node.input(2); zp != nullptr && !zp->isAbsent()) {
+    if (std::optional<Tensor> t = fold::qdqParameter(zp)) return t->dataType();
+    if (zp->type().isTensor() && zp->type().elemType != DataType::Undefined) {
+      return zp->type().elemType;
+    }
+  }
+  if (node.is("DequantizeLinear")) {
+    const Value* data = node.input(0);
+    if (std::optional<Tensor> t = fold::constantThroughCasts(data)) return t->dataType();
+    if (data->type().isTensor() && data->type().elemType != DataType::Undefined) {
+      return data->type().elemType;
+    }
+    if (const Node* q = data->producer(); q != nullptr && q->is("QuantizeLinear")) {
+      return quantizedType(*q);
+    }
+    return DataType::Undefined;
+  }
+  if (const Attribute* a = node.findAttr("output_dtype"); a != nullptr && a->i != 0) {
+    if (std::optional<DataType> t = dataTypeFromInt(a->i)) return *t;
+  }
+  return DataType::UInt8;
+}
 
 void checkQdqNodes(const Model& model, const TrtVersion& version, std::vector<Finding>& findings) {
   const int64_t opset = model.opsetVersion("").value_or(13);

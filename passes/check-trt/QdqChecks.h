@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "Finding.h"
+#include "qopt/ir/DataType.h"
 #include "qopt/pass/Target.h"
 
 namespace qopt {
 class Model;
-}
+class Node;
+}  // namespace qopt
 
 namespace qopt::checktrt {
 
@@ -18,5 +20,9 @@ namespace qopt::checktrt {
 /// for TensorRT `version`. A DequantizeLinear that reads a QuantizeLinear with the same scale,
 /// zero point and axis is reported with it, not again.
 void checkQdqNodes(const Model& model, const TrtVersion& version, std::vector<Finding>& findings);
+
+/// The integer (or float8) type on the quantized side of a Q/DQ node: the zero point's type
+/// decides it (as in TensorRT's parser), else the data's, else QuantizeLinear's default UINT8.
+DataType quantizedType(const Node& node);
 
 }  // namespace qopt::checktrt

@@ -345,7 +345,6 @@ class InsertQdqPass : public Pass {
     return found->second;
   }
 
-  // The first node of `graph` that reads `value`.
   // A run that quantizes no layer of a model that has some must not pass for a conversion: a
   // warning with the reasons, counted.
   void warnNothingQuantized(const qdq::Placement& plan, PassContext& context) const {
@@ -417,6 +416,7 @@ class InsertQdqPass : public Pass {
         names.size() > shown ? fmt::format(" and {} more", names.size() - shown) : ""));
   }
 
+  // The first node of `graph` that reads `value`.
   static Node* firstUser(const Value* value, const Graph& graph,
                          const std::unordered_map<const Node*, size_t>& order) {
     Node* first = nullptr;

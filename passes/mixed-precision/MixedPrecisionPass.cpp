@@ -214,14 +214,14 @@ class MixedPrecisionPass : public Pass {
   }
 
   void apply(Model& model, const std::vector<Step>& steps, PassResult& result) const {
-    std::vector<Node*> nodes;
     std::vector<const Step*> kept;
+    std::vector<size_t> positions;
     for (const Step& step : steps) {
-      if (step.kept) kept.push_back(&step);
+      if (!step.kept) continue;
+      kept.push_back(&step);
+      positions.push_back(step.position);
     }
-    for (const Step* step : kept) {
-      nodes.push_back(analysis::nodeAtPosition(model.graph(), step->position));
-    }
+    const std::vector<Node*> nodes = analysis::nodesAtPositions(model.graph(), positions);
     for (size_t i = 0; i < kept.size(); ++i) {
       analysis::BypassResult bypass = analysis::returnToFloat(*nodes[i], *fallback_);
       std::string what = fmt::format("kept in {}: {} inputs read before their QuantizeLinear",

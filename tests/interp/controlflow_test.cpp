@@ -18,6 +18,18 @@ Graph* attachGraph(Node* node, const char* name) {
   return g;
 }
 
+// An If node on `cond` with two empty branches.
+struct IfParts {
+  Node* node;
+  Graph* thenBranch;
+  Graph* elseBranch;
+};
+
+IfParts ifWithBranches(GraphBuilder& b, Value* cond) {
+  Node* node = b.node("If", {cond});
+  return {node, attachGraph(node, "then_branch"), attachGraph(node, "else_branch")};
+}
+
 // A Loop node over `inputs` (M, cond, one carried value) and its body's inputs: the iteration
 // number, the condition and the carried value, of `stateType`.
 struct LoopParts {
@@ -55,9 +67,7 @@ TEST(ControlFlow, IfRunsTheChosenBranchWithOuterValues) {
   GraphBuilder b(13);
   Value* cond = b.input("cond");
   Value* x = b.input("x");
-  Node* ifNode = b.node("If", {cond});
-  Graph* thenBranch = attachGraph(ifNode, "then_branch");
-  Graph* elseBranch = attachGraph(ifNode, "else_branch");
+  auto [ifNode, thenBranch, elseBranch] = ifWithBranches(b, cond);
   thenBranch->addOutput(b.node("Add", {x, x}, 1, thenBranch)->output(0));
   elseBranch->addOutput(b.node("Neg", {x}, 1, elseBranch)->output(0));
   b.output(ifNode->output(0));
@@ -72,9 +82,7 @@ TEST(ControlFlow, IfRunsTheChosenBranchWithOuterValues) {
 TEST(ControlFlow, UnsupportedOpInsideABodyFailsAtConstruction) {
   GraphBuilder b(13);
   Value* cond = b.input("cond");
-  Node* ifNode = b.node("If", {cond});
-  Graph* thenBranch = attachGraph(ifNode, "then_branch");
-  Graph* elseBranch = attachGraph(ifNode, "else_branch");
+  auto [ifNode, thenBranch, elseBranch] = ifWithBranches(b, cond);
   thenBranch->addOutput(b.node("NoSuchOp", {cond}, 1, thenBranch)->output(0));
   elseBranch->addOutput(b.node("Identity", {cond}, 1, elseBranch)->output(0));
   b.output(ifNode->output(0));
@@ -174,9 +182,7 @@ TEST(ControlFlow, CapturesSeeTheBranchAnIfTookAndNotTheOther) {
   GraphBuilder b(13);
   Value* cond = b.input("cond");
   Value* x = b.input("x");
-  Node* ifNode = b.node("If", {cond});
-  Graph* thenBranch = attachGraph(ifNode, "then_branch");
-  Graph* elseBranch = attachGraph(ifNode, "else_branch");
+  auto [ifNode, thenBranch, elseBranch] = ifWithBranches(b, cond);
   Value* doubled = b.node("Add", {x, x}, 1, thenBranch)->output(0);
   Value* negated = b.node("Neg", {x}, 1, elseBranch)->output(0);
   thenBranch->addOutput(b.node("Relu", {doubled}, 1, thenBranch)->output(0));

@@ -104,6 +104,19 @@ Node* nodeAtPosition(const Graph& graph, size_t position) {
   return position < all.size() ? all[position] : nullptr;
 }
 
+std::vector<Node*> nodesAtPositions(const Graph& graph, std::span<const size_t> positions) {
+  const std::vector<Node*> all = graph.allNodes();
+  std::vector<Node*> nodes;
+  for (size_t position : positions) {
+    if (position >= all.size()) {
+      throw Error(ErrorKind::Internal, graph.model().sourcePath, {},
+                  fmt::format("no node at position {}", position));
+    }
+    nodes.push_back(all[position]);
+  }
+  return nodes;
+}
+
 namespace {
 
 // Where the scale and zero point of element i are, for per-tensor, per-axis and blocked

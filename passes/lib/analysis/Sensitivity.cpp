@@ -16,16 +16,7 @@ std::unique_ptr<Model> withLayersInFloat(const Model& model, std::span<const siz
   std::unique_ptr<Model> copy = model.clone();
   // Resolve every node first: returning one layer to float erases Q/DQ nodes, which moves the
   // positions of the nodes after them.
-  std::vector<Node*> nodes;
-  for (size_t position : positions) {
-    Node* node = nodeAtPosition(copy->graph(), position);
-    if (node == nullptr) {
-      throw Error(ErrorKind::Internal, model.sourcePath, {},
-                  fmt::format("no node at position {}", position));
-    }
-    nodes.push_back(node);
-  }
-  for (Node* node : nodes) returnToFloat(*node, fallback);
+  for (Node* node : nodesAtPositions(copy->graph(), positions)) returnToFloat(*node, fallback);
   return copy;
 }
 
@@ -33,12 +24,7 @@ std::unique_ptr<Model> withOnlyLayersQuantized(const Model& model,
                                                std::span<const size_t> positions) {
   std::unique_ptr<Model> copy = model.clone();
   std::unordered_set<const Node*> keep;
-  for (size_t position : positions) {
-    const Node* node = nodeAtPosition(copy->graph(), position);
-    if (node == nullptr) {
-      throw Error(ErrorKind::Internal, model.sourcePath, {},
-                  fmt::format("no node at position {}", position));
-    }
+  for (const Node* node : nodesAtPositions(copy->graph(), positions)) {
     keep.insert(node);
     // The ops a DequantizeLinear reaches the layer across stay too, or the layer would lose
     // its quantized input.

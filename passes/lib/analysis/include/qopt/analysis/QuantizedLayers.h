@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -39,6 +40,10 @@ Value* inDequantizedType(const Node& q, const Node& dq, Value* value, Node* befo
 
 /// The node at `position` in `graph`'s allNodes() order (nullptr past the end).
 Node* nodeAtPosition(const Graph& graph, size_t position);
+
+/// The nodes at `positions`, with the graph's nodes listed once for all of them; a qopt::Error
+/// (internal) for a position past the end.
+std::vector<Node*> nodesAtPositions(const Graph& graph, std::span<const size_t> positions);
 
 enum class FloatFallback {
   Float,    // the layer reads float32 (the Q/DQ bypassed)
