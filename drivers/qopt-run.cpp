@@ -2,8 +2,10 @@
 //
 //   qopt-run model.onnx --inputs DIR --outputs DIR [--threads N] [limits]
 //
-// Each graph input is read from DIR/<name>.npy or DIR/<name>.pb (a TensorProto); each output is
-// written to OUTDIR/<name>.npy. Characters outside [A-Za-z0-9_.-] in names become '_'.
+// Each graph input is read from DIR/<name>.npy or DIR/<name>.pb (a TensorProto; a SequenceProto or
+// OptionalProto for sequence and optional inputs); each output is written to OUTDIR/<name>.npy, or
+// OUTDIR/<name>.pb where .npy cannot hold it (sequences, optionals, strings). Characters outside
+// [A-Za-z0-9_.-] in names become '_'.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ValueProtoFiles.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/interp/Npy.h"
 #include "qopt/ir/Error.h"
@@ -27,8 +30,10 @@ namespace {
 constexpr const char* kUsage =
     "usage: qopt-run MODEL.onnx --inputs DIR --outputs DIR [--threads N]\n"
     "  Runs MODEL with the reference interpreter. Inputs are read from DIR/<input name>.npy\n"
-    "  (or .pb, a TensorProto); outputs are written to DIR/<output name>.npy. Characters\n"
-    "  outside [A-Za-z0-9_.-] in names are replaced by '_'. --threads 0 uses every core.\n"
+    "  (or .pb: a TensorProto, or a SequenceProto or OptionalProto for sequence and optional\n"
+    "  inputs); outputs are written to DIR/<output name>.npy, or .pb (as the inputs) for\n"
+    "  sequences, optionals and strings. Characters outside [A-Za-z0-9_.-] in names are\n"
+    "  replaced by '_'. --threads 0 uses every core.\n"
     "  Limits for untrusted models (exit code 2 when exceeded):\n"
     "    --max-tensor-bytes N         largest tensor allocated (default: 16 GiB or half the\n"
     "                                 memory, whichever is smaller)\n"
@@ -117,10 +122,14 @@ Options parseArgs(int argc, char** argv) {
   return options;
 }
 
-qopt::interp::Array readInput(const fs::path& dir, const std::string& name) {
+qopt::interp::Array readInput(const fs::path& dir, const qopt::Value& input) {
+  const std::string& name = input.name();
   std::string stem = fileStem(name);
   fs::path npy = dir / (stem + ".npy");
   fs::path pb = dir / (stem + ".pb");
+  if (input.type().kind == qopt::ValueType::Kind::Other && fs::exists(pb)) {
+    return qopt::readValueProtoFile(pb, input.type());
+  }
   if (fs::exists(npy)) return qopt::interp::readNpy(npy);
   if (fs::exists(pb)) {
     try {
@@ -171,7 +180,7 @@ int run(const Options& options) {
                    fs::exists(options.inputs / (stem + ".pb"));
       if (!given) continue;  // keeps the initializer's value
     }
-    inputs.emplace(input->name(), readInput(options.inputs, input->name()));
+    inputs.emplace(input->name(), readInput(options.inputs, *input));
   }
   std::vector<qopt::interp::Array> results = interpreter.run(inputs);
 
@@ -183,8 +192,12 @@ int run(const Options& options) {
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const std::string& name = graph.outputs()[i]->name();
-    qopt::interp::writeNpy(options.outputs / (fileStem(name) + ".npy"),
-                           toNpyCompatible(results[i]));
+    const qopt::interp::Array& result = results[i];
+    if (!result.isTensor() || result.dataType() == qopt::DataType::String) {
+      qopt::writeValueProtoFile(options.outputs / (fileStem(name) + ".pb"), result);
+    } else {
+      qopt::interp::writeNpy(options.outputs / (fileStem(name) + ".npy"), toNpyCompatible(result));
+    }
   }
   return qopt::kExitOk;
 }

@@ -52,7 +52,23 @@ class ArrayBuffer final : public Buffer {
   size_t size_;
 };
 
+// The items of a sequence, or an optional's value: shared by copies of the Array, never changed
+// (ops on sequences build new ones, whose items share the tensors' storage).
+using Items = std::vector<Array>;
+
 }  // namespace
+
+const char* valueKindName(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::Tensor:
+      return "tensor";
+    case ValueKind::Sequence:
+      return "sequence";
+    case ValueKind::Optional:
+      return "optional";
+  }
+  return "value";
+}
 
 AllocationLimitScope::AllocationLimitScope(uint64_t maxBytes) : previous_(allocationLimit) {
   allocationLimit = maxBytes;
@@ -181,6 +197,9 @@ Array Array::fromTensor(const Tensor& tensor) {
 }
 
 Tensor Array::toTensor(std::string name) const {
+  if (!isTensor()) {
+    throw Error(fmt::format("a {} value cannot be converted to a tensor", valueKindName(kind_)));
+  }
   Tensor t(type_, shape_);
   t.setName(std::move(name));
   if (type_ == DataType::String) {
@@ -202,7 +221,64 @@ Tensor Array::toTensor(std::string name) const {
   return t;
 }
 
+Array Array::sequence(DataType elemType, std::vector<Array> items) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Array& item = items[i];
+    if (!item.isTensor()) {
+      throw Error(fmt::format("a sequence holds tensors only; item {} is a {}", i,
+                              valueKindName(item.kind())));
+    }
+    if (item.dataType() != elemType) {
+      throw Error(fmt::format("a sequence of {} tensors cannot hold a {} tensor (item {})",
+                              dataTypeName(elemType), dataTypeName(item.dataType()), i));
+    }
+  }
+  Array a;
+  a.type_ = elemType;
+  a.kind_ = ValueKind::Sequence;
+  a.owner_ = std::make_shared<Items>(std::move(items));
+  return a;
+}
+
+Array Array::optional(Array value) {
+  if (!value.valid()) throw Error("an optional cannot hold a missing value");
+  if (value.isOptional()) throw Error("an optional cannot hold another optional");
+  Array a;
+  a.type_ = value.dataType();
+  a.kind_ = ValueKind::Optional;
+  a.owner_ = std::make_shared<Items>(1, std::move(value));
+  return a;
+}
+
+Array Array::none() {
+  Array a;
+  a.kind_ = ValueKind::Optional;
+  return a;
+}
+
+const std::vector<Array>& Array::items() const {
+  if (!isSequence()) {
+    throw Error(fmt::format("expected a sequence, got a {}", valueKindName(kind_)));
+  }
+  return *static_cast<const Items*>(owner_.get());
+}
+
+bool Array::hasValue() const {
+  if (!isOptional()) {
+    throw Error(fmt::format("expected an optional, got a {}", valueKindName(kind_)));
+  }
+  return owner_ != nullptr;
+}
+
+const Array& Array::value() const {
+  if (!hasValue()) throw Error("the optional holds no value");
+  return static_cast<const Items*>(owner_.get())->front();
+}
+
 Array Array::reshaped(Shape shape) const {
+  if (!isTensor()) {
+    throw Error(fmt::format("a {} value cannot be reshaped", valueKindName(kind_)));
+  }
   int64_t numel = checkedNumel(shape);
   if (numel != numel_) {
     throw Error(fmt::format("cannot reshape a tensor of shape [{}] to [{}]", fmt::join(shape_, ","),

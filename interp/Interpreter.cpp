@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -53,6 +55,7 @@ struct Step {
   std::vector<int32_t> freeAfter;  // slots whose last use is this step
   int32_t chain = -1;              // a Conv step that heads a fusable chain: its index
   int32_t fakeQuant = -1;          // a QuantizeLinear step fusable with its DequantizeLinear
+  bool tensorsOnly = true;         // the kernel is handed tensors only (takesNonTensors)
 };
 
 // A Conv + BatchNormalization + Add + Relu/Clip chain (ConvFusion.h) as planned: when a run
@@ -102,10 +105,35 @@ struct GraphPlan {
   std::vector<PlannedFakeQuant> fakeQuants;
 };
 
-// Live bytes of intermediate arrays, counting shared storage once.
+// Calls `fn` on each value that a sequence or an optional holds (none for a tensor).
+template <class Fn>
+void forEachHeld(const Array& a, Fn&& fn) {
+  if (a.isSequence()) {
+    for (const Array& item : a.items()) fn(item);
+  } else if (a.isOptional() && a.hasValue()) {
+    fn(a.value());
+  }
+}
+
+// Bytes of the tensors a value holds.
+uint64_t valueBytes(const Array& a) {
+  if (a.isTensor()) return a.byteSize();
+  uint64_t bytes = 0;
+  forEachHeld(a, [&](const Array& held) { bytes += valueBytes(held); });
+  return bytes;
+}
+
+// Live bytes of intermediate arrays, counting shared storage once. A sequence or optional counts
+// as the tensors it holds, which a run may also hold on their own.
 class MemoryTracker {
  public:
   void add(const Array& a) {
+    if (!a.isTensor()) {
+      forEachHeld(a, [&](const Array& held) {
+        if (!excluded(held)) add(held);
+      });
+      return;
+    }
     const void* key = storageKey(a);
     auto [it, inserted] = live_.try_emplace(key, Entry{0, a.byteSize()});
     if (it->second.count++ == 0) {
@@ -115,6 +143,12 @@ class MemoryTracker {
     (void)inserted;
   }
   void remove(const Array& a) {
+    if (!a.isTensor()) {
+      forEachHeld(a, [&](const Array& held) {
+        if (!excluded(held)) remove(held);
+      });
+      return;
+    }
     auto it = live_.find(storageKey(a));
     if (it == live_.end()) return;
     if (--it->second.count == 0) {
@@ -122,8 +156,15 @@ class MemoryTracker {
       live_.erase(it);
     }
   }
-  void exclude(const Array& a) { excluded_.insert(storageKey(a)); }
-  bool excluded(const Array& a) const { return excluded_.contains(storageKey(a)); }
+  void exclude(const Array& a) {
+    if (a.isTensor()) {
+      excluded_.insert(storageKey(a));
+    } else {
+      forEachHeld(a, [&](const Array& held) { exclude(held); });
+    }
+  }
+  // A sequence or optional is never excluded as a whole: add and remove look at what it holds.
+  bool excluded(const Array& a) const { return a.isTensor() && excluded_.contains(storageKey(a)); }
   uint64_t peak() const { return peak_; }
 
  private:
@@ -150,6 +191,37 @@ Error nodeError(const Node& node, int64_t opset, const std::string& cause,
   return Error(kind, node.graph()->model().sourcePath, node.describe(),
                fmt::format("{} (op {}, domain {}, opset {})", cause, node.opType(),
                            domainName(node.domain()), opset));
+}
+
+// Ops whose kernels take sequence and optional values. Every other kernel is handed tensors
+// only (checked before it runs), so none of them needs to look at an input's kind.
+bool takesNonTensors(const Node& node) {
+  static const std::unordered_set<std::string_view> ops = {"Identity",
+                                                           "If",
+                                                           "Loop",
+                                                           "SequenceConstruct",
+                                                           "SequenceEmpty",
+                                                           "SequenceInsert",
+                                                           "SequenceAt",
+                                                           "SequenceErase",
+                                                           "SequenceLength",
+                                                           "SplitToSequence",
+                                                           "ConcatFromSequence",
+                                                           "SequenceMap",
+                                                           "Optional",
+                                                           "OptionalHasElement",
+                                                           "OptionalGetElement"};
+  return node.domain().empty() && ops.contains(node.opType());
+}
+
+void checkTensorInputs(const Node& node, int64_t opset, std::span<const Array* const> inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] != nullptr && !inputs[i]->isTensor()) {
+      throw nodeError(node, opset,
+                      fmt::format("input {} ('{}') is a {} value; this op takes tensors only", i,
+                                  node.input(i)->name(), valueKindName(inputs[i]->kind())));
+    }
+  }
 }
 
 }  // namespace
@@ -233,6 +305,7 @@ std::optional<std::vector<Array>> Interpreter::Plan::evaluateOnce(Interpreter& s
   };
   KernelContext ctx{node, inputs, outputs, step.opset, threads, pool.get(), self, none};
   try {
+    if (step.tensorsOnly) checkTensorInputs(node, step.opset, inputs);
     AllocationLimitScope limit(maxTensorBytes);
     (*step.kernel)(ctx);
   } catch (const std::exception&) {
@@ -241,7 +314,7 @@ std::optional<std::vector<Array>> Interpreter::Plan::evaluateOnce(Interpreter& s
   uint64_t bytes = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!node.output(i)->isAbsent() && !outputs[i].valid()) return std::nullopt;
-    bytes += outputs[i].valid() ? outputs[i].byteSize() : 0;
+    bytes += outputs[i].valid() ? valueBytes(outputs[i]) : 0;
   }
   if (hoistedBytes + bytes > kMaxHoistedBytes) return std::nullopt;
   hoistedBytes += bytes;
@@ -306,6 +379,7 @@ const GraphPlan& Interpreter::Plan::prepare(Interpreter& self, const Graph& grap
                               domainName(node->domain()), node->opType()));
     }
     step.opset = *opset;
+    step.tensorsOnly = !takesNonTensors(*node);
     step.kernel = registry.find(node->domain(), node->opType(), *opset);
     if (step.kernel == nullptr) {
       throw nodeError(*node, *opset,
@@ -645,6 +719,7 @@ std::vector<Array> Interpreter::Plan::execute(
     const Node& node = *step.node;
     inputs.clear();
     for (const ValueRef& ref : step.inputs) inputs.push_back(resolve(ref, &node, step.opset));
+    if (step.tensorsOnly) checkTensorInputs(node, step.opset, inputs);
     // A QuantizeLinear -> DequantizeLinear pair runs as one pass unless the integers are wanted.
     const PlannedFakeQuant* fakeQuant =
         step.fakeQuant >= 0 ? &plan.fakeQuants[static_cast<size_t>(step.fakeQuant)] : nullptr;
@@ -672,7 +747,11 @@ std::vector<Array> Interpreter::Plan::execute(
         if (chain->residual.kind != ValueRef::Kind::Absent) {
           residual = resolve(chain->residual, chain->chain.add, step.opset);
         }
-        if (!runConv(ctx, withoutPair ? &chain->layerEpilogue : &chain->chain.epilogue, residual)) {
+        // A residual that is no tensor: unfused, the Add step reports it.
+        if (residual != nullptr && !residual->isTensor()) {
+          chain = nullptr;
+        } else if (!runConv(ctx, withoutPair ? &chain->layerEpilogue : &chain->chain.epilogue,
+                            residual)) {
           chain = nullptr;
         }
       }
@@ -777,6 +856,9 @@ void checkInputType(const Value& input, const Array& array, const std::string& f
   auto fail = [&](const std::string& cause) {
     throw Error(ErrorKind::Input, file, fmt::format("input '{}'", input.name()), cause);
   };
+  if (!array.isTensor()) {
+    fail(fmt::format("expected a tensor, got a {} value", valueKindName(array.kind())));
+  }
   if (type.elemType != DataType::Undefined && type.elemType != array.dataType()) {
     fail(fmt::format("expected element type {}, got {}", dataTypeName(type.elemType),
                      dataTypeName(array.dataType())));

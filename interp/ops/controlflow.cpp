@@ -1,5 +1,7 @@
 // Control flow: If, Loop and Scan. Bodies run through Interpreter::runSubgraph with the node's
-// outer-scope lookup, so values of enclosing graphs are visible inside them.
+// outer-scope lookup, so values of enclosing graphs are visible inside them. If outputs and Loop
+// carried values may be sequences and optionals; conditions, trip counts and everything Scan
+// and scan outputs touch are tensors.
 #include <algorithm>
 
 #include "ArrayOps.h"
@@ -18,7 +20,14 @@ const Graph& graphAttr(KernelContext& ctx, const char* name) {
   return *a->g;
 }
 
+void requireTensor(KernelContext& ctx, const Array& a, const std::string& what) {
+  if (!a.isTensor()) {
+    ctx.fail(fmt::format("{} must be a tensor, got a {} value", what, valueKindName(a.kind())));
+  }
+}
+
 bool conditionValue(KernelContext& ctx, const Array& a) {
+  requireTensor(ctx, a, "the condition");
   if (a.numel() != 1)
     ctx.fail(
         fmt::format("the condition must have one element, got shape {}", shapeString(a.shape())));
@@ -53,6 +62,7 @@ Array stack(KernelContext& ctx, const std::vector<Array>& parts, int64_t axis, b
   int64_t inner = product(partShape, static_cast<size_t>(axis));
   for (int64_t t = 0; t < count; ++t) {
     const Array& part = parts[static_cast<size_t>(reverse ? count - 1 - t : t)];
+    requireTensor(ctx, part, "a scan output");
     if (part.shape() != partShape || part.dataType() != type) {
       ctx.fail(fmt::format("scan output changes shape across iterations: {} then {}",
                            shapeString(partShape), shapeString(part.shape())));
@@ -86,6 +96,7 @@ void loop(KernelContext& ctx) {
   const Graph& body = graphAttr(ctx, "body");
   const Array* maxTrip = ctx.optIn(0);
   const Array* condIn = ctx.optIn(1);
+  if (maxTrip != nullptr) requireTensor(ctx, *maxTrip, "the trip count M");
   int64_t tripLimit = maxTrip ? static_cast<int64_t>(scalarValue(*maxTrip, "M")) : INT64_MAX;
   bool cond = condIn ? conditionValue(ctx, *condIn) : true;
   size_t carried = ctx.numInputs() >= 2 ? ctx.numInputs() - 2 : 0;
@@ -140,7 +151,10 @@ std::vector<Array> runScan(KernelContext& ctx, const Graph& body, std::vector<Ar
     }
     std::vector<Array> outs = ctx.interpreter.runSubgraph(body, inputs, ctx.outerLookup);
     if (outs.size() != n + scans) ctx.fail("the body's outputs do not match the node's");
-    for (size_t i = 0; i < n; ++i) state[i] = std::move(outs[i]);
+    for (size_t i = 0; i < n; ++i) {
+      requireTensor(ctx, outs[i], "a scan state");
+      state[i] = std::move(outs[i]);
+    }
     for (size_t k = 0; k < scans; ++k) parts[k].push_back(std::move(outs[n + k]));
   }
   std::vector<Array> results = std::move(state);

@@ -1,7 +1,7 @@
 // Runs ONNX's backend node tests (ONNX 1.12's test data) whose ops all have built-in kernels and
 // compares with the stored outputs at the backend runner's tolerances (rtol 1e-3, atol 1e-7;
-// exact for integers, bools and strings). Prints passed/total. Tests known not to pass are
-// listed in kExceptions with the reason.
+// exact for integers, bools and strings; sequences item by item, optionals none or equal).
+// Prints passed/total. Tests known not to pass are listed in kExceptions with the reason.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -10,10 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <onnx/onnx-data_pb.h>
 
 #include "qopt/interp/Interpreter.h"
 #include "qopt/interp/Kernel.h"
@@ -27,10 +31,6 @@ namespace fs = std::filesystem;
 
 // Node tests whose ops have kernels but that are not expected to pass, and why.
 const std::map<std::string, std::string> kExceptions = {
-    {"test_identity_sequence", "sequence values are not supported by the interpreter"},
-    {"test_identity_opt", "optional values are not supported by the interpreter"},
-    {"test_if_opt", "optional values are not supported by the interpreter"},
-    {"test_loop16_seq_none", "optional/sequence values are not supported by the interpreter"},
     {"test_cast_FLOAT_to_BFLOAT16",
      "ONNX 1.12 made the expected bfloat16 values by truncation; qopt rounds to nearest even "
      "as the ONNX specification and ONNX Runtime do"},
@@ -48,6 +48,10 @@ const std::map<std::string, std::string> kExceptions = {
     {"test_training_dropout_default", "training-mode Dropout is random"},
     {"test_training_dropout_default_mask", "training-mode Dropout is random"},
     {"test_training_dropout_mask", "training-mode Dropout is random"},
+    {"test_maxunpool_export_with_output_shape",
+     "the expected output reads the indices in the 4x4 unpooled layout and pads it to the 5x5 "
+     "output_shape; the specification (linear indices into the output) and ONNX Runtime scatter "
+     "into the 5x5 output directly (onnx/onnx#2398)"},
 };
 
 constexpr double kRtol = 1e-3;
@@ -62,6 +66,20 @@ bool allOpsSupported(const Graph& graph, std::string& missing) {
     }
   });
   return ok;
+}
+
+// Ops that draw random values. The stored outputs of their tests are numpy's draws, which no
+// other generator reproduces (the specification says so even for a given seed), so those tests
+// are checked by type, shape and value range only (compareDraws), not skipped.
+const std::set<std::string> kRandomOps = {"Bernoulli",        "Multinomial",   "RandomNormal",
+                                          "RandomNormalLike", "RandomUniform", "RandomUniformLike"};
+
+bool drawsRandomValues(const Graph& graph) {
+  bool random = false;
+  graph.walk([&](const Node* node) {
+    random = random || (node->domain().empty() && kRandomOps.contains(node->opType()));
+  });
+  return random;
 }
 
 /// Empty when equal within tolerance, else a description of the first mismatch.
@@ -102,14 +120,137 @@ std::string compareArrays(const Array& actual, const Array& expected) {
   return {};
 }
 
-/// Reads a test data tensor. ONNX 1.12 stored bfloat16 test data as UINT16 tensors holding the
+/// compareArrays for any kind of value: sequences item by item, optionals none or equal values.
+std::string compareValues(const Array& actual, const Array& expected) {
+  // ONNX lets a tensor or sequence stand where an optional is declared: an optional holding it.
+  if (!actual.isOptional() && expected.isOptional() && expected.hasValue()) {
+    return compareValues(actual, expected.value());
+  }
+  if (actual.kind() != expected.kind()) {
+    return fmt::format("a {} value but expected a {}", valueKindName(actual.kind()),
+                       valueKindName(expected.kind()));
+  }
+  if (actual.isSequence()) {
+    const std::vector<Array>& a = actual.items();
+    const std::vector<Array>& e = expected.items();
+    if (a.size() != e.size()) {
+      return fmt::format("{} items but expected {}", a.size(), e.size());
+    }
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string diff = compareArrays(a[i], e[i]);
+      if (!diff.empty()) return fmt::format("item {}: {}", i, diff);
+    }
+    return {};
+  }
+  if (actual.isOptional()) {
+    if (actual.hasValue() != expected.hasValue()) {
+      return actual.hasValue() ? "a value but expected none" : "none but expected a value";
+    }
+    return actual.hasValue() ? compareValues(actual.value(), expected.value()) : std::string();
+  }
+  return compareArrays(actual, expected);
+}
+
+/// For the outputs of tests with random ops: the same type and shape, and values in the range
+/// of the draws: 0 or 1 where every stored value is 0 or 1 (Bernoulli draws, also when a test
+/// computes them from a uniform draw with Greater and Cast), else any finite value.
+std::string compareDraws(const Array& actual, const Array& expected) {
+  if (!actual.isTensor() || !expected.isTensor() || actual.dataType() == DataType::String) {
+    return compareValues(actual, expected);
+  }
+  if (actual.dataType() != expected.dataType() || actual.shape() != expected.shape()) {
+    return fmt::format("{} of shape [{}] but expected {} of shape [{}]",
+                       dataTypeName(actual.dataType()), fmt::join(actual.shape(), ","),
+                       dataTypeName(expected.dataType()), fmt::join(expected.shape(), ","));
+  }
+  bool binary = true;
+  for (int64_t i = 0; i < expected.numel(); ++i) {
+    double e = expected.getDouble(i);
+    binary = binary && (e == 0 || e == 1);
+  }
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    double a = actual.getDouble(i);
+    if (binary ? !(a == 0 || a == 1) : !std::isfinite(a)) {
+      return fmt::format("element {} is {}, outside the range of the draws ({})", i, a,
+                         binary ? "0 or 1" : "finite values");
+    }
+  }
+  return {};
+}
+
+/// A test data tensor. ONNX 1.12 stored bfloat16 test data as UINT16 tensors holding the
 /// bfloat16 bits; those are read back as the bfloat16 the model declares.
-Array loadData(const fs::path& file, DataType declared) {
-  Tensor tensor = loadTensorProtoFile(file);
+Array arrayOf(Tensor tensor, DataType declared) {
   if (declared == DataType::BFloat16 && tensor.dataType() == DataType::UInt16) {
     tensor.setDataType(DataType::BFloat16);
   }
   return Array::fromTensor(tensor);
+}
+
+Array tensorOf(const onnx::TensorProto& proto, const onnx::TypeProto& declared,
+               const fs::path& file) {
+  Tensor tensor =
+      loadTensorProtoFromBytes(proto.SerializeAsString(), file.string(), file.parent_path());
+  auto type = dataTypeFromInt(declared.tensor_type().elem_type());
+  return arrayOf(std::move(tensor), type.value_or(DataType::Undefined));
+}
+
+/// A sequence of tensors of the declared element type.
+Array sequenceOf(const onnx::SequenceProto& proto, const onnx::TypeProto& declared,
+                 const fs::path& file) {
+  const onnx::TypeProto& elem = declared.sequence_type().elem_type();
+  if (!elem.has_tensor_type() || proto.sparse_tensor_values_size() > 0 ||
+      proto.sequence_values_size() > 0 || proto.map_values_size() > 0 ||
+      proto.optional_values_size() > 0) {
+    throw Error(ErrorKind::Input, file.string(), {}, "only sequences of tensors are supported");
+  }
+  std::vector<Array> items;
+  for (const onnx::TensorProto& t : proto.tensor_values()) items.push_back(tensorOf(t, elem, file));
+  auto type = dataTypeFromInt(elem.tensor_type().elem_type());
+  DataType elemType = type.value_or(DataType::Undefined);
+  if (elemType == DataType::Undefined && !items.empty()) elemType = items[0].dataType();
+  return Array::sequence(elemType, std::move(items));
+}
+
+/// A test data file, read as the declared type says (as ONNX's backend runner does): a
+/// TensorProto, or a SequenceProto or OptionalProto for sequence and optional types.
+Array loadData(const fs::path& file, const ValueType& declared) {
+  if (declared.kind != ValueType::Kind::Other) {
+    return arrayOf(loadTensorProtoFile(file), declared.elemType);
+  }
+  onnx::TypeProto type;
+  if (!type.ParseFromString(declared.opaque)) {
+    throw Error(ErrorKind::Input, file.string(), {}, "the declared type does not parse");
+  }
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  auto parseFails = [&](google::protobuf::Message& message) {
+    return !in || !message.ParseFromString(bytes.str());
+  };
+  if (type.has_sequence_type()) {
+    onnx::SequenceProto proto;
+    if (parseFails(proto)) throw Error(ErrorKind::Input, file.string(), {}, "not a SequenceProto");
+    return sequenceOf(proto, type, file);
+  }
+  if (type.has_optional_type()) {
+    onnx::OptionalProto proto;
+    if (parseFails(proto)) throw Error(ErrorKind::Input, file.string(), {}, "not an OptionalProto");
+    const onnx::TypeProto& elem = type.optional_type().elem_type();
+    if (proto.has_tensor_value()) {
+      return Array::optional(tensorOf(proto.tensor_value(), elem, file));
+    }
+    if (proto.has_sequence_value()) {
+      return Array::optional(sequenceOf(proto.sequence_value(), elem, file));
+    }
+    if (proto.has_sparse_tensor_value() || proto.has_map_value() || proto.has_optional_value()) {
+      throw Error(ErrorKind::Input, file.string(), {},
+                  "only optionals of tensors and sequences are supported");
+    }
+    return Array::none();
+  }
+  throw Error(ErrorKind::Input, file.string(), {},
+              "only tensor, sequence and optional values are supported");
 }
 
 /// Runs every data set of one node test; empty on success, else the reason.
@@ -133,14 +274,15 @@ std::string runNodeTest(const fs::path& dir, const Model& model) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       fs::path file = set / fmt::format("input_{}.pb", i);
       if (!fs::exists(file)) continue;
-      feeds.emplace(inputs[i]->name(), loadData(file, inputs[i]->type().elemType));
+      feeds.emplace(inputs[i]->name(), loadData(file, inputs[i]->type()));
     }
     std::vector<Array> results = interpreter.run(feeds);
     for (size_t i = 0; i < results.size(); ++i) {
       fs::path file = set / fmt::format("output_{}.pb", i);
       if (!fs::exists(file)) continue;
-      Array expected = loadData(file, graph.outputs()[i]->type().elemType);
-      std::string diff = compareArrays(results[i], expected);
+      Array expected = loadData(file, graph.outputs()[i]->type());
+      std::string diff = drawsRandomValues(graph) ? compareDraws(results[i], expected)
+                                                  : compareValues(results[i], expected);
       if (!diff.empty()) {
         return fmt::format("{} output {} ('{}'): {}", set.filename().string(), i,
                            graph.outputs()[i]->name(), diff);
@@ -161,6 +303,7 @@ TEST(OnnxNodeConformance, SupportedOpsMatchStoredOutputs) {
   std::sort(dirs.begin(), dirs.end());
 
   int total = 0, supported = 0, passed = 0, excepted = 0;
+  int drawTests = 0;  // supported tests of random ops, checked by compareDraws
   std::map<std::string, int> unsupportedOps;
   for (const fs::path& dir : dirs) {
     std::string name = dir.filename().string();
@@ -183,6 +326,7 @@ TEST(OnnxNodeConformance, SupportedOpsMatchStoredOutputs) {
       continue;
     }
     ++supported;
+    if (drawsRandomValues(model->graph())) ++drawTests;
     std::string failure;
     try {
       failure = runNodeTest(dir, *model);
@@ -201,6 +345,8 @@ TEST(OnnxNodeConformance, SupportedOpsMatchStoredOutputs) {
       "ONNX node conformance: passed %d / %d supported tests (%d tests in all; %d listed "
       "exceptions; skipped for ops without kernels:%s)\n",
       passed, supported, total, excepted, skippedOps.c_str());
+  std::printf("  of which %d draw random values, checked by type, shape and value range only\n",
+              drawTests);
   EXPECT_EQ(passed, supported);
 }
 

@@ -7,9 +7,11 @@
 //
 // Inputs are read from DIR/<graph input name>.npy. Each output is written to DIR/<name>.npy, with
 // characters outside [A-Za-z0-9_.-] replaced by '_' (as qopt-run names its files), and
-// DIR/outputs.json lists the output names in order. With --runs, the model is run that many times
-// after --warmup runs and one JSON line with the latencies (ms) is printed; min_cpu_ms is the
-// least CPU time (all threads of the process) a run took.
+// DIR/outputs.json lists the output names in order. String tensors, which .npy holds only as
+// pickled objects, are DIR/<name>.json instead: {"dims": [...], "data": ["...", ...]}. With
+// --runs, the model is run that many times after --warmup runs and one JSON line with the
+// latencies (ms) is printed; min_cpu_ms is the least CPU time (all threads of the process) a run
+// took.
 'use strict';
 
 const fs = require('fs');
@@ -57,6 +59,12 @@ async function main() {
   });
   const feeds = {};
   for (const name of session.inputNames) {
+    const strings = path.join(options.inputs, `${fileStem(name)}.json`);
+    if (fs.existsSync(strings)) {
+      const { dims, data } = JSON.parse(fs.readFileSync(strings, 'utf8'));
+      feeds[name] = new ort.Tensor('string', data, dims);
+      continue;
+    }
     const file = path.join(options.inputs, `${fileStem(name)}.npy`);
     const { type, data, dims } = readNpy(file);
     feeds[name] = new ort.Tensor(type, data, dims);
@@ -66,6 +74,11 @@ async function main() {
     fs.mkdirSync(options.outputs, { recursive: true });
     for (const name of session.outputNames) {
       const t = results[name];
+      if (t.type === 'string') {
+        fs.writeFileSync(path.join(options.outputs, `${fileStem(name)}.json`),
+                         JSON.stringify({ dims: t.dims, data: Array.from(t.data) }));
+        continue;
+      }
       writeNpy(path.join(options.outputs, `${fileStem(name)}.npy`), t.type, t.data, t.dims);
     }
     fs.writeFileSync(path.join(options.outputs, 'outputs.json'), JSON.stringify(session.outputNames));

@@ -1,5 +1,8 @@
-// Array: the interpreter's runtime tensor. Contiguous, row-major, 64-byte aligned, shared
-// ownership (a constant initializer is wrapped without copying when its bytes are aligned).
+// Array: the interpreter's runtime value. Mostly a tensor: contiguous, row-major, 64-byte
+// aligned, shared ownership (a constant initializer is wrapped without copying when its bytes are
+// aligned). It may also be one of ONNX's other values: a sequence of tensors, or an optional that
+// is none or holds one tensor or sequence. The interpreter hands kernels tensors only, except the
+// few ops that take the other kinds, so tensor kernels never check the kind.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +19,11 @@ namespace qopt::interp {
 
 using Shape = std::vector<int64_t>;
 
+enum class ValueKind : uint8_t { Tensor, Sequence, Optional };
+
+/// "tensor", "sequence", "optional": for messages.
+const char* valueKindName(ValueKind kind);
+
 class Array {
  public:
   Array() = default;
@@ -31,23 +39,53 @@ class Array {
   /// Wraps an IR tensor: shares the tensor's buffer when aligned, else copies. 4-bit types are
   /// unpacked to one byte per element (int8/uint8 storage); float8 and float4 stay one byte each.
   static Array fromTensor(const Tensor& tensor);
-  /// Converts back to an IR tensor (4-bit types packed again).
+  /// Converts back to an IR tensor (4-bit types packed again). Throws for a sequence or optional.
   Tensor toTensor(std::string name = {}) const;
 
+  /// A sequence of `items`, tensors of `elemType` each (which an empty sequence still has).
+  /// The items keep sharing their storage; throws when one is not a tensor of `elemType`.
+  static Array sequence(DataType elemType, std::vector<Array> items);
+  /// An optional holding `value` (a tensor or a sequence).
+  static Array optional(Array value);
+  /// An optional holding nothing.
+  static Array none();
+
+  ValueKind kind() const { return kind_; }
+  bool isTensor() const { return kind_ == ValueKind::Tensor; }
+  bool isSequence() const { return kind_ == ValueKind::Sequence; }
+  bool isOptional() const { return kind_ == ValueKind::Optional; }
+  /// A sequence's tensors, in order (throws for other kinds).
+  const std::vector<Array>& items() const;
+  /// Whether an optional holds a value (throws for other kinds).
+  bool hasValue() const;
+  /// The value an optional holds (throws for other kinds and for none).
+  const Array& value() const;
+
+  /// A tensor's element type; a sequence's, the element type of its tensors; an optional's, its
+  /// value's (Undefined for none).
   DataType dataType() const { return type_; }
+
+  // Shape and data describe a tensor: a sequence or optional has shape [] and no elements.
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
-  int64_t dim(int64_t axis) const { return shape_[static_cast<size_t>(axis < 0 ? axis + rank() : axis)]; }
+  int64_t dim(int64_t axis) const {
+    return shape_[static_cast<size_t>(axis < 0 ? axis + rank() : axis)];
+  }
   int64_t numel() const { return numel_; }
   /// Bytes per element as stored here (4-bit types use a byte each).
   size_t elementSize() const { return elementSize_; }
   size_t byteSize() const { return static_cast<size_t>(numel_) * elementSize_; }
-  bool valid() const { return type_ != DataType::Undefined; }
+  /// False for a default-constructed Array (no value).
+  bool valid() const { return type_ != DataType::Undefined || kind_ != ValueKind::Tensor; }
 
   template <class T>
-  T* data() { return reinterpret_cast<T*>(bytes_); }
+  T* data() {
+    return reinterpret_cast<T*>(bytes_);
+  }
   template <class T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes_); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes_);
+  }
   std::byte* bytes() { return bytes_; }
   const std::byte* bytes() const { return bytes_; }
   std::vector<std::string>& strings() { return *strings_; }
@@ -64,10 +102,14 @@ class Array {
 
  private:
   DataType type_ = DataType::Undefined;
+  ValueKind kind_ = ValueKind::Tensor;
   Shape shape_;
   int64_t numel_ = 0;
   size_t elementSize_ = 0;
-  std::shared_ptr<void> owner_;  // keeps the storage alive (own allocation or a Buffer)
+  // Keeps the contents alive: a tensor's storage (own allocation or a Buffer); the
+  // std::vector<Array> of a sequence's items or of an optional's one value (null for none), so
+  // that tensors pay nothing for the other kinds.
+  std::shared_ptr<void> owner_;
   std::byte* bytes_ = nullptr;
   std::shared_ptr<std::vector<std::string>> strings_;
 };

@@ -73,6 +73,13 @@ void registerNormalizationKernels(KernelRegistry& registry);
 void registerQuantKernels(KernelRegistry& registry);
 void registerResizeKernels(KernelRegistry& registry);
 void registerRecurrentKernels(KernelRegistry& registry);
+void registerSignalKernels(KernelRegistry& registry);
 void registerMatMulNBitsKernels(KernelRegistry& registry);  // com.microsoft MatMulNBits
+void registerSequenceKernels(KernelRegistry& registry);     // sequence and optional values
+void registerTextKernels(KernelRegistry& registry);         // StringNormalizer, TfIdfVectorizer
+void registerSetOpsKernels(KernelRegistry& registry);       // Unique
+void registerRandomKernels(KernelRegistry& registry);       // seeded, deterministic random ops
+void registerSamplingKernels(KernelRegistry& registry);     // GridSample, RoiAlign, MaxUnpool
+void registerStatisticsKernels(KernelRegistry& registry);   // LRN, MeanVarianceNormalization, Det
 
 }  // namespace qopt::interp
