@@ -31,6 +31,9 @@ DEFINE_string(trt_version, "10.3",
 DEFINE_string(calib_data, "", "Calibration inputs (file or folder) for passes that calibrate");
 DEFINE_string(eval_data, "", "Evaluation inputs for passes that measure accuracy");
 DEFINE_string(input_shapes, "", "Fix dynamic input dims: name:1x3x224x224,other:1x10");
+DEFINE_string(input_values, "",
+              "Values of inputs that steer the model (If conditions, Loop trip counts, shapes) "
+              "where no data is given: sr=16000,shape=[1,3,8,8]");
 DEFINE_uint64(seed, 0, "Seed for passes that sample");
 DEFINE_bool(time_passes, false, "Print the wall time of every pass (stderr)");
 DEFINE_bool(print_after_all, false, "Print the IR after every pass (stderr)");
@@ -173,6 +176,7 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.calibData = FLAGS_calib_data;
   options.evalData = FLAGS_eval_data;
   options.inputShapes = FLAGS_input_shapes;
+  options.inputValues = FLAGS_input_values;
   options.seed = FLAGS_seed;
   options.timePasses = FLAGS_time_passes;
   options.printAfterAll = FLAGS_print_after_all;

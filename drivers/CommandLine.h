@@ -31,6 +31,7 @@ struct DriverOptions {
   std::string calibData;
   std::string evalData;
   std::string inputShapes;
+  std::string inputValues;
   uint64_t seed = 0;
 
   bool timePasses = false;

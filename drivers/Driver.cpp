@@ -106,6 +106,8 @@ void configureContext(const DriverOptions& options, PassContext& context, std::o
   context.data.evalData = options.evalData;
   if (!options.inputShapes.empty())
     context.data.inputShapes = parseInputShapes(options.inputShapes);
+  if (!options.inputValues.empty())
+    context.data.inputValues = parseInputValues(options.inputValues);
   context.diagnostics().setSink(&err);
   context.diagnostics().setVerbosity(options.verbosity);
 }

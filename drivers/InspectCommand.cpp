@@ -29,11 +29,13 @@ constexpr const char* kInspectHelp =
     "and why a layer stays in float; then the share of multiply-accumulates in INT8. Shapes come\n"
     "from one run of the reference interpreter on inputs of the shapes --input-shapes gives,\n"
     "else of the first --calib-data sample, else of the declared shapes with open dims set to 1\n"
-    "(named in the output).\n"
+    "(named in the output). Inputs whose values steer the model (an If condition, a Loop trip\n"
+    "count, a shape) are never drawn at random: give them with --input-values or the data.\n"
     "\n"
     "options:\n"
     "  --json                 Print JSON instead of the table\n"
     "  --input-shapes=<spec>  Fix dynamic input dims: name:1x3x224x224,other:1x10\n"
+    "  --input-values=<spec>  Values of inputs not drawn at random: sr=16000,shape=[1,3,8,8]\n"
     "  --calib-data=<path>    Count MACs at the shapes of this data's first sample\n"
     "  --seed=<n>             Seed of the random inputs (default 0)\n"
     "  --max-model-bytes=<n>  Largest model file read (default: no limit besides 2 GiB)\n"
@@ -51,6 +53,7 @@ struct InspectOptions {
   bool json = false;
   bool help = false;
   std::string inputShapes;
+  std::string inputValues;
   std::string calibData;
   uint64_t seed = 0;
   LoadOptions load;
@@ -73,6 +76,7 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
   InspectOptions options;
   static const std::vector<std::string> kFlags = {"json",
                                                   "input-shapes",
+                                                  "input-values",
                                                   "calib-data",
                                                   "seed",
                                                   "help",
@@ -110,6 +114,9 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
     } else if (body == "input-shapes") {
       needValue();
       options.inputShapes = value;
+    } else if (body == "input-values") {
+      needValue();
+      options.inputValues = value;
     } else if (body == "calib-data") {
       needValue();
       options.calibData = value;
@@ -147,6 +154,7 @@ int runInspectCommand(int argc, char** argv, std::ostream& out, std::ostream&) {
   if (options.model.empty()) throw usage("qopt inspect: missing MODEL (see qopt inspect --help)");
   analysis::ShapeRequest request;
   if (!options.inputShapes.empty()) request.inputShapes = parseInputShapes(options.inputShapes);
+  if (!options.inputValues.empty()) request.inputValues = parseInputValues(options.inputValues);
   request.calibData = options.calibData;
   request.seed = options.seed;
   std::unique_ptr<Model> model = loadModelAnyFormat(options.model, options.load);

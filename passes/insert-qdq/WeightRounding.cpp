@@ -325,7 +325,7 @@ CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite
   if (collectors.empty()) return out;
   analysis::SampleCache& data =
       analysis::sampleCache(context, context.data.calibData,
-                            analysis::inputSpecs(model.graph(), context.data.inputShapes));
+                            analysis::inputSpecs(model.graph(), context.data));
   GramObserver observer(collectors, readers);
   interp::Interpreter interpreter(model.graph());
   data.forEach(

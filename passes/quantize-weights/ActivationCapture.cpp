@@ -74,7 +74,7 @@ CapturedActivations captureActivations(const Model& model, const std::vector<con
   CapturedActivations captured;
   if (values.empty()) return captured;
   const Graph& graph = model.graph();
-  std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data.inputShapes);
+  std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data);
   std::vector<analysis::Sample> samples;
   if (!context.data.calibData.empty()) {
     captured.origin = "calib:" + context.data.calibData;

@@ -48,9 +48,15 @@ class CurrentCapture : public interp::CaptureObserver {
 class ReferenceCapture : public interp::CaptureObserver {
  public:
   ReferenceCapture(std::span<const TensorPair> pairs, const std::vector<char>& compared,
-                   const CurrentCapture& current, std::vector<analysis::ErrorAccumulator>& layers,
-                   analysis::ComparisonQueue& queue)
-      : pairs_(pairs), current_(current), layers_(layers), queue_(queue) {
+                   const CurrentCapture& current, ModelErrors& errors, int histogramBins,
+                   const RuleFor& ruleFor, analysis::ComparisonQueue& queue)
+      : pairs_(pairs),
+        current_(current),
+        layers_(errors.layers),
+        rules_(errors.pairRules),
+        histogramBins_(histogramBins),
+        ruleFor_(ruleFor),
+        queue_(queue) {
     for (size_t i = 0; i < pairs.size(); ++i) {
       if (!compared[i]) continue;
       wanted_.insert(pairs[i].reference);
@@ -67,6 +73,12 @@ class ReferenceCapture : public interp::CaptureObserver {
       const TensorPair& pair = pairs_[it->second];
       const interp::Array* actual = current_.find(pair.actual, run);
       if (actual == nullptr || actual->shape() != array.shape()) continue;
+      if (pair.decides && !rules_[it->second]) {
+        // Its first comparison: nothing of it is queued yet.
+        rules_[it->second] = ruleFor_(*pair.reference, array.shape());
+        layers_[it->second] =
+            analysis::ErrorAccumulator(histogramBins_, rules_[it->second]->decisions);
+      }
       queue_.push(layers_[it->second], array, pair.affine ? pair.affine->undo(*actual) : *actual,
                   fmt::format("tensor '{}'", pair.tensor));
     }
@@ -76,6 +88,9 @@ class ReferenceCapture : public interp::CaptureObserver {
   std::span<const TensorPair> pairs_;
   const CurrentCapture& current_;
   std::vector<analysis::ErrorAccumulator>& layers_;
+  std::vector<std::optional<OutputRule>>& rules_;
+  int histogramBins_;
+  const RuleFor& ruleFor_;
   analysis::ComparisonQueue& queue_;
   std::unordered_set<const Value*> wanted_;
   std::unordered_multimap<const Value*, size_t> index_;
@@ -87,7 +102,7 @@ class ReferenceCapture : public interp::CaptureObserver {
 ModelErrors compareModels(const Graph& original, const Graph& current,
                           std::span<const TensorPair> pairs,
                           std::span<const analysis::Sample> samples, int histogramBins,
-                          bool wholeLayers) {
+                          bool wholeLayers, const RuleFor& ruleFor) {
   if (original.outputs().size() != current.outputs().size()) {
     throw Error(ErrorKind::Verification, current.model().sourcePath, {},
                 fmt::format("the model has {} outputs now but had {} before the pipeline",
@@ -96,7 +111,9 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   ModelErrors errors;
   errors.outputs.assign(current.outputs().size(),
                         analysis::ErrorAccumulator(histogramBins, /*decisions=*/true));
+  errors.outputRules.resize(current.outputs().size());
   errors.layers.assign(pairs.size(), analysis::ErrorAccumulator(histogramBins));
+  errors.pairRules.resize(pairs.size());
   interp::Interpreter originalRun(original);
   interp::Interpreter currentRun(current);
   std::vector<char> compared(pairs.size(), 1);
@@ -119,7 +136,9 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   CurrentCapture currentCapture(pairs, compared);
   // Outputs only: nothing to compare while the models run, no thread.
   analysis::ComparisonQueue queue(kMaxPendingBytes, anyCompared);
-  ReferenceCapture referenceCapture(pairs, compared, currentCapture, errors.layers, queue);
+  ReferenceCapture referenceCapture(pairs, compared, currentCapture, errors, histogramBins, ruleFor,
+                                    queue);
+  bool first = true;
   for (const analysis::Sample& sample : samples) {
     std::vector<interp::Array> actual = analysis::runningSample(sample, [&] {
       return currentRun.run(analysis::feedFor(current, sample.inputs),
@@ -131,6 +150,14 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
     });
     currentCapture.clear();
     referenceCapture.nextSample();
+    if (first) {
+      for (size_t o = 0; o < reference.size(); ++o) {
+        errors.outputRules[o] = ruleFor(*original.outputs()[o], reference[o].shape());
+        errors.outputs[o] =
+            analysis::ErrorAccumulator(histogramBins, errors.outputRules[o].decisions);
+      }
+      first = false;
+    }
     for (size_t o = 0; o < reference.size(); ++o) {
       const std::string label = fmt::format("output '{}'", current.outputs()[o]->name());
       if (!isFloatingPoint(reference[o].dataType()) || !isFloatingPoint(actual[o].dataType())) {

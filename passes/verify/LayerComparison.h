@@ -2,18 +2,27 @@
 // current model's graph outputs and of the paired intermediate tensors.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "OutputRule.h"
 #include "TensorPairs.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Metrics.h"
 
 namespace qopt::verify {
 
+/// The rule of a value of the original model (a graph output, or a pair marked `decides`)
+/// whose first sample has the given shape.
+using RuleFor = std::function<OutputRule(const Value& reference, const interp::Shape& shape)>;
+
 struct ModelErrors {
-  std::vector<analysis::ErrorAccumulator> outputs;  // by output position
-  std::vector<analysis::ErrorAccumulator> layers;   // by pair; empty() when nothing compared
+  std::vector<analysis::ErrorAccumulator> outputs;   // by output position
+  std::vector<OutputRule> outputRules;               // by output position
+  std::vector<analysis::ErrorAccumulator> layers;    // by pair; empty() when nothing compared
+  std::vector<std::optional<OutputRule>> pairRules;  // by pair: set for the pairs that decide
   /// By pair, with whole layers: the Conv heading the fused layer whose output the current
   /// tensor is (null for any other tensor).
   std::vector<const Node*> layerHeads;
@@ -24,10 +33,11 @@ struct ModelErrors {
 /// outputs differ in number or shape. With `wholeLayers`, the values inside a layer that the
 /// interpreter fuses (interp::FusedLayer: a Conv with its BatchNormalization, activation and
 /// the like, as TensorRT fuses them) in either model are not compared, so both models run their
-/// layers fused; their accumulators stay empty.
+/// layers fused; their accumulators stay empty. Graph outputs and the pairs marked `decides`
+/// count the decisions of their rule (`ruleFor`, asked once, at the first sample).
 ModelErrors compareModels(const Graph& original, const Graph& current,
                           std::span<const TensorPair> pairs,
                           std::span<const analysis::Sample> samples, int histogramBins,
-                          bool wholeLayers);
+                          bool wholeLayers, const RuleFor& ruleFor);
 
 }  // namespace qopt::verify

@@ -23,6 +23,8 @@ struct TensorPair {
   /// Set when a pass left the current tensor an exact per-channel affine map of the original
   /// (equalize, smooth): compared after undoing it.
   std::optional<analysis::ChannelAffine> affine;
+  /// Compared as a model output is (the logits of one): its decisions are counted too.
+  bool decides = false;
 };
 
 struct TensorMatch {

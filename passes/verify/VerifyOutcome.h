@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "OutputRule.h"
 #include "qopt/analysis/Comparison.h"
 #include "qopt/analysis/Histogram.h"
 #include "qopt/analysis/Metrics.h"
@@ -20,8 +21,11 @@ struct CheckedTensor {
   std::string node;  // the layer computing it now
   std::string op;
   analysis::ErrorMetrics metrics;
+  /// How an output (or its logits) is judged; unset for inner layers.
+  std::optional<OutputRule> rule;
   std::vector<std::string> failures;  // bounds of the budget it misses
-  bool flagged = false;               // fails, or its value distribution visibly changed
+  bool flagged = false;               // fails, among the weakest, or its values visibly changed
+  bool weakest = false;               // among the layers of lowest SQNR
   /// The lowest SQNR among the compared tensors it is computed from (nullopt: from exact
   /// inputs only); the drop from there to its own SQNR is where the error jumps.
   std::optional<double> inputSqnrDb;
@@ -35,8 +39,10 @@ struct VerifyOutcome {
   /// and how many of them read quantized inputs: 0 means nothing quantized was verified.
   size_t computeLayers = 0;
   size_t quantizedLayers = 0;
-  std::string layersMode;  // "outputs", "all", "outputs (localized)"
-  analysis::ErrorBudget budget;
+  std::string layersMode;             // "outputs", "all", "outputs (localized)"
+  VerdictBudget verdict;              // what outputs are judged by
+  analysis::ErrorBudget budget;       // explicit bounds for every output (negative: none)
+  analysis::ErrorBudget layerBudget;  // explicit per-layer bounds (negative: none)
   std::vector<CheckedTensor> outputs;
   std::vector<CheckedTensor> layers;  // topological order of the original model
   size_t removedTensors = 0;
@@ -45,8 +51,15 @@ struct VerifyOutcome {
   std::vector<std::string> failures;  // one line per failed output or layer
 };
 
-/// Fills failures/flagged of one tensor from its metrics.
-void judge(CheckedTensor& tensor, const analysis::ErrorBudget& budget);
+/// Fills failures/flagged of an output from its rule's verdict and the explicit budget.
+void judgeOutput(CheckedTensor& tensor, const VerdictBudget& verdict,
+                 const analysis::ErrorBudget& budget);
+/// Fills failures/flagged of an inner layer: it fails only an explicit per-layer budget.
+void judgeLayer(CheckedTensor& tensor, const analysis::ErrorBudget& layerBudget);
+/// Whether the budget sets any bound (cosine above -1, or a non-negative SQNR or max-abs).
+bool setsBounds(const analysis::ErrorBudget& budget);
+/// Marks (weakest, flagged) the `count` layers of lowest SQNR.
+void markWeakest(std::vector<CheckedTensor>& layers, size_t count);
 
 /// The JSON published as results["verify"]; histograms of at most `maxHistograms` flagged
 /// tensors (outputs first), on 64 bins.

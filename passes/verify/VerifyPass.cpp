@@ -23,6 +23,7 @@
 #include "qopt/analysis/SampleCache.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/ir/OnnxIO.h"
 #include "qopt/pass/PassContext.h"
 #include "qopt/pass/PassPlugin.h"
 #include "qopt/quant/GraphValues.h"
@@ -85,17 +86,33 @@ class VerifyPass : public Pass {
   void validateOptions() const override {
     if (*samples_ < 0) failOption("samples", "must be 0 (all) or more");
     if (*cosine_ > 1) failOption("cosine", "a cosine similarity is at most 1");
+    if (*layerCosine_ > 1) failOption("layer-cosine", "a cosine similarity is at most 1");
+    if (*decisions_ < 0 || *decisions_ > 1) failOption("decisions", "must be in [0, 1]");
+    if (*mapIou_ < 0 || *mapIou_ > 1) failOption("map-iou", "must be in [0, 1]");
+    if (*relError_ < 0) failOption("rel-error", "must not be negative");
+    if (*guard_ < 0) failOption("guard", "must not be negative");
+    if (*weakest_ < 0) failOption("weakest", "must not be negative");
     if (*histograms_ < 0) failOption("histograms", "must not be negative");
   }
 
   PassResult run(Model& model, PassContext& context) override {
+    std::unique_ptr<Model> loadedReference;
     const Model* original = context.originalModel();
+    const bool external = !reference_->empty();
+    if (external) {
+      loadedReference = loadModel(*reference_);
+      original = loadedReference.get();
+    }
     if (original == nullptr) {
       throw Error(ErrorKind::Internal, model.sourcePath, "pass 'verify'",
                   "the pass manager kept no copy of the input model");
     }
     verify::VerifyOutcome outcome;
     outcome.budget = budget();
+    outcome.verdict = verdict();
+    outcome.layerBudget.cosine = *layerCosine_;
+    outcome.layerBudget.sqnrDb = *layerSqnr_;
+    outcome.layerBudget.maxAbs = -1;
     std::vector<analysis::Sample> samples = loadSamples(model.graph(), context, outcome.data);
     outcome.samples = samples.size();
     for (const Node* node : model.graph().allNodes()) {
@@ -107,9 +124,14 @@ class VerifyPass : public Pass {
     // Whole layers unless every tensor is asked for: the values inside a fused layer (a Conv
     // with its BatchNormalization, activation and the like) are compared at the layer's output.
     const bool wholeLayers = *layers_ != LayerMode::Tensors;
+    // A reference model from a file shares the model's tensor names; nothing this run did to
+    // the names or scales applies to it.
+    const NameMap noRenames;
+    const NameMap& names = external ? noRenames : context.nameMap();
+    const auto affines = external ? std::map<std::string, analysis::ChannelAffine>{}
+                                  : analysis::channelAffines(context);
     if (*layers_ != LayerMode::Outputs) {
-      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap(),
-                                   analysis::channelAffines(context));
+      match = verify::matchTensors(original->graph(), model.graph(), names, affines);
       outcome.layersMode = *layers_ == LayerMode::All ? "all" : "tensors";
     } else {
       outcome.layersMode = "outputs";
@@ -117,8 +139,7 @@ class VerifyPass : public Pass {
     evaluate(original->graph(), model.graph(), match, samples, wholeLayers, outcome);
     if (!outcome.passed && *layers_ == LayerMode::Outputs && *localize_) {
       // Compare every layer to find where the error starts; outputs were judged already.
-      match = verify::matchTensors(original->graph(), model.graph(), context.nameMap(),
-                                   analysis::channelAffines(context));
+      match = verify::matchTensors(original->graph(), model.graph(), names, affines);
       verify::VerifyOutcome localized = outcome;
       evaluate(original->graph(), model.graph(), match, samples, wholeLayers, localized);
       outcome.layers = std::move(localized.layers);
@@ -144,12 +165,21 @@ class VerifyPass : public Pass {
     return b;
   }
 
+  verify::VerdictBudget verdict() const {
+    verify::VerdictBudget v;
+    v.decisions = *decisions_;
+    v.mapIou = *mapIou_;
+    v.relativeError = *relError_;
+    v.guard = *guard_;
+    return v;
+  }
+
   std::vector<analysis::Sample> loadSamples(const Graph& graph, PassContext& context,
                                             std::string& origin) const {
     const size_t limit = static_cast<size_t>(*samples_);
     const size_t randomCount = limit == 0 ? 8 : limit;
     std::vector<analysis::Sample> samples;
-    std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data.inputShapes);
+    std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data);
     auto fromPath = [&](const std::string& path, const char* flag, const char* kind) {
       if (path.empty()) {
         throw Error(ErrorKind::Usage, {}, "pass 'verify'",
@@ -197,10 +227,10 @@ class VerifyPass : public Pass {
     std::vector<verify::TensorPair> pairs = match.pairs;
     std::vector<size_t> logitsOutput;  // by pair after match.pairs: the output position
     for (size_t o = 0; o < std::min(original.outputs().size(), current.outputs().size()); ++o) {
-      const Value* reference = quant::preActivationOf(*original.outputs()[o]);
-      const Value* actual = quant::preActivationOf(*current.outputs()[o]);
+      const Value* reference = logitsOf(*original.outputs()[o]);
+      const Value* actual = logitsOf(*current.outputs()[o]);
       if (reference == nullptr || actual == nullptr) continue;
-      verify::TensorPair pair{reference->name(), reference, actual, {}, {}, {}};
+      verify::TensorPair pair{reference->name(), reference, actual, {}, {}, {}, true};
       if (const Node* producer = actual->producer()) {
         pair.node = analysis::layerName(*producer);
         pair.op = producer->opType();
@@ -208,8 +238,8 @@ class VerifyPass : public Pass {
       pairs.push_back(std::move(pair));
       logitsOutput.push_back(o);
     }
-    verify::ModelErrors errors =
-        verify::compareModels(original, current, pairs, samples, kHistogramBins, wholeLayers);
+    verify::ModelErrors errors = verify::compareModels(
+        original, current, pairs, samples, kHistogramBins, wholeLayers, verify::ruleFor);
     outcome.outputs.clear();
     outcome.layers.clear();
     outcome.failures.clear();
@@ -224,7 +254,8 @@ class VerifyPass : public Pass {
       }
       t.metrics = errors.outputs[o].result();
       t.histogram = errors.outputs[o].histogram();
-      verify::judge(t, outcome.budget);
+      t.rule = errors.outputRules[o];
+      verify::judgeOutput(t, outcome.verdict, outcome.budget);
       if (!t.failures.empty()) {
         outcome.failures.push_back(
             fmt::format("output '{}': {}", t.tensor, fmt::join(t.failures, ", ")));
@@ -250,7 +281,8 @@ class VerifyPass : public Pass {
       if (errors.layers[i].empty()) continue;  // not float, or its shape changed
       verify::CheckedTensor t = pairRow(i);
       t.logitsOf = original.outputs()[logitsOutput[k]]->name();
-      verify::judge(t, outcome.budget);
+      t.rule = errors.pairRules[i];
+      verify::judgeOutput(t, outcome.verdict, outcome.budget);
       if (!t.failures.empty()) {
         outcome.failures.push_back(fmt::format("logits '{}' of output '{}': {}", t.tensor,
                                                t.logitsOf, fmt::join(t.failures, ", ")));
@@ -263,17 +295,53 @@ class VerifyPass : public Pass {
     for (size_t i = 0; i < match.pairs.size(); ++i) {
       // Not floating point, shapes changed, or inside a fused layer (layers=all).
       if (errors.layers[i].empty()) continue;
-      verify::CheckedTensor& t = checked[i];
-      t.inputSqnrDb = upstream.ofInputs(match.pairs[i].reference);
-      verify::judge(t, outcome.budget);
-      if (!t.failures.empty()) {
-        if (!outcome.firstDivergence) outcome.firstDivergence = outcome.layers.size();
-        outcome.failures.push_back(fmt::format("tensor '{}' (node '{}'): {}", t.tensor, t.node,
-                                               fmt::join(t.failures, ", ")));
-      }
-      outcome.layers.push_back(std::move(t));
+      checked[i].inputSqnrDb = upstream.ofInputs(match.pairs[i].reference);
+      outcome.layers.push_back(std::move(checked[i]));
+    }
+    verify::markWeakest(outcome.layers, static_cast<size_t>(*weakest_));
+    for (size_t i = 0; i < outcome.layers.size(); ++i) {
+      verify::CheckedTensor& t = outcome.layers[i];
+      verify::judgeLayer(t, outcome.layerBudget);
+      if (t.failures.empty()) continue;
+      if (!outcome.firstDivergence) outcome.firstDivergence = i;
+      outcome.failures.push_back(fmt::format("tensor '{}' (node '{}'): {}", t.tensor, t.node,
+                                             fmt::join(t.failures, ", ")));
+    }
+    if (!outcome.firstDivergence && !outcome.failures.empty()) {
+      outcome.firstDivergence = whereErrorEnters(outcome);
     }
     outcome.passed = outcome.failures.empty();
+  }
+
+  // The logits of an output, looking through the Cast that to-fp16 puts before a float32 output.
+  static const Value* logitsOf(const Value& output) {
+    const Value* value = &output;
+    while (value->producer() != nullptr && value->producer()->is("Cast") &&
+           value->producer()->input(0) != nullptr) {
+      value = value->producer()->input(0);
+    }
+    return quant::preActivationOf(*value);
+  }
+
+  // Without a per-layer budget: the first layer, in topological order, whose SQNR is within
+  // 3 dB of the worst failing output's (an error that large starts there); else the layer of
+  // lowest SQNR.
+  static std::optional<size_t> whereErrorEnters(const verify::VerifyOutcome& outcome) {
+    if (outcome.layers.empty()) return std::nullopt;
+    double worst = std::numeric_limits<double>::infinity();
+    for (const verify::CheckedTensor& t : outcome.outputs) {
+      if (!t.failures.empty()) worst = std::min(worst, t.metrics.sqnrDb);
+    }
+    if (std::isfinite(worst)) {
+      for (size_t i = 0; i < outcome.layers.size(); ++i) {
+        if (outcome.layers[i].metrics.sqnrDb <= worst + 3.0) return i;
+      }
+    }
+    size_t lowest = 0;
+    for (size_t i = 1; i < outcome.layers.size(); ++i) {
+      if (outcome.layers[i].metrics.sqnrDb < outcome.layers[lowest].metrics.sqnrDb) lowest = i;
+    }
+    return lowest;
   }
 
   static PassResult summarize(const verify::VerifyOutcome& outcome) {
@@ -327,8 +395,21 @@ class VerifyPass : public Pass {
     throw Error(ErrorKind::Verification, model.sourcePath, subject, cause);
   }
 
-  Option<double> cosine_{*this, "cosine", 0.99, "Lowest cosine similarity accepted"};
-  Option<double> sqnr_{*this, "sqnr", 20.0, "Lowest SQNR in dB accepted (negative: not checked)"};
+  Option<double> decisions_{*this, "decisions", verify::VerdictBudget{}.decisions,
+                            "Lowest agreement with the reference on the decisions it takes "
+                            "clearly (top-1 per row or position, thresholded scores)"};
+  Option<double> mapIou_{*this, "map-iou", verify::VerdictBudget{}.mapIou,
+                         "Lowest IoU of a thresholded map (a Sigmoid output of rank >= 3)"};
+  Option<double> relError_{*this, "rel-error", verify::VerdictBudget{}.relativeError,
+                           "Largest relative error (|r - a| / |r| over all values) of an "
+                           "output that decides nothing"};
+  Option<double> guard_{*this, "guard", verify::VerdictBudget{}.guard,
+                        "Largest relative error of an output that decides (a scale gone wrong "
+                        "keeps its top-1)"};
+  Option<double> cosine_{*this, "cosine", -1.0,
+                         "Lowest cosine similarity of every output (-1: not checked)"};
+  Option<double> sqnr_{*this, "sqnr", -1.0,
+                       "Lowest SQNR in dB of every output (negative: not checked)"};
   Option<double> maxAbs_{*this, "max-abs", -1.0,
                          "Largest absolute error accepted (negative: not checked)"};
   Option<double> top1_{*this, "top1", -1.0,
@@ -356,6 +437,17 @@ class VerifyPass : public Pass {
                          "When outputs fail, compare every layer to name the first divergence"};
   Option<int64_t> histograms_{*this, "histograms", 8,
                               "Flagged tensors whose value histograms go into the report"};
+  Option<double> layerCosine_{*this, "layer-cosine", -1.0,
+                              "Lowest cosine similarity of every compared layer; set, it can "
+                              "fail the run (-1: layers only flag)"};
+  Option<double> layerSqnr_{*this, "layer-sqnr", -1.0,
+                            "Lowest SQNR in dB of every compared layer; set, it can fail the run "
+                            "(negative: layers only flag)"};
+  Option<int64_t> weakest_{*this, "weakest", 5,
+                           "Compared layers of lowest SQNR flagged as the weakest"};
+  Option<std::string> reference_{*this, "reference", "",
+                                 "A float model file to compare with instead of the pipeline's "
+                                 "input model (a model quantized elsewhere, matched by names)"};
 };
 
 }  // namespace

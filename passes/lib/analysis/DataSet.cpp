@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numbers>
 
 #include <fmt/format.h>
 
+#include "qopt/analysis/ControlInputs.h"
 #include "qopt/analysis/SampleCache.h"
 #include "qopt/interp/Npy.h"
 #include "qopt/ir/Error.h"
@@ -144,7 +146,12 @@ std::string fileStem(const std::string& name) {
   return out;
 }
 
-std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape> shapes) {
+std::vector<InputSpec> inputSpecs(const Graph& graph, const DataSettings& data) {
+  return inputSpecs(graph, data.inputShapes, data.inputValues);
+}
+
+std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape> shapes,
+                                  std::span<const InputValue> values) {
   std::vector<InputSpec> specs;
   for (const Value* input : graph.inputs()) {
     if (input->isInitializer()) continue;
@@ -158,16 +165,19 @@ std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape
     }
     specs.push_back(std::move(spec));
   }
-  for (const InputShape& given : shapes) {
+  // The spec of the input a flag names; the flag naming one the model lacks is an error.
+  auto specNamed = [&](const std::string& name, const char* flag) {
     auto it = std::find_if(specs.begin(), specs.end(),
-                           [&](const InputSpec& s) { return s.name == given.name; });
-    if (it == specs.end()) {
-      std::vector<std::string> names;
-      for (const InputSpec& s : specs) names.push_back(s.name);
-      throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", given.name),
-                  fmt::format("--input-shapes names an input the model does not have (inputs: {})",
-                              fmt::join(names, ", ")));
-    }
+                           [&](const InputSpec& s) { return s.name == name; });
+    if (it != specs.end()) return it;
+    std::vector<std::string> names;
+    for (const InputSpec& s : specs) names.push_back(s.name);
+    throw Error(ErrorKind::Usage, graph.model().sourcePath, fmt::format("input '{}'", name),
+                fmt::format("{} names an input the model does not have (inputs: {})", flag,
+                            fmt::join(names, ", ")));
+  };
+  for (const InputShape& given : shapes) {
+    auto it = specNamed(given.name, "--input-shapes");
     if (it->rankKnown && it->dims.size() != given.dims.size()) {
       throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", given.name),
                   fmt::format("--input-shapes gives rank {} but the model input has rank {}",
@@ -182,6 +192,12 @@ std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape
     }
     it->rankKnown = true;
     it->dims.assign(given.dims.begin(), given.dims.end());
+  }
+  for (const InputValue& given : values)
+    specNamed(given.name, "--input-values")->fixedValues = given.values;
+  const std::map<std::string, std::string> steering = controlInputs(graph);
+  for (InputSpec& spec : specs) {
+    if (auto it = steering.find(spec.name); it != steering.end()) spec.steers = it->second;
   }
   return specs;
 }
@@ -289,6 +305,25 @@ std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t coun
   std::vector<interp::Shape> shapes;
   std::vector<std::string> madeUp;
   for (const InputSpec& spec : inputs) {
+    if (!spec.steers.empty() && !spec.fixedValues) {
+      throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", spec.name),
+                  fmt::format("its values steer the model ({}): random values would take paths "
+                              "real data never does; give them with --input-values {}=VALUE, "
+                              "or give --calib-data or --eval-data",
+                              spec.steers, spec.name));
+    }
+    if (spec.fixedValues && spec.fixedValues->size() > 1) {
+      // A list is a 1-D input of its length.
+      const auto length = static_cast<int64_t>(spec.fixedValues->size());
+      if (spec.rankKnown && (spec.dims.size() != 1 || (spec.dims[0] && *spec.dims[0] != length))) {
+        throw Error(ErrorKind::Usage, {}, fmt::format("input '{}'", spec.name),
+                    fmt::format("--input-values gives {} values but the input is not 1-D of "
+                                "that length",
+                                length));
+      }
+      shapes.push_back({length});
+      continue;
+    }
     interp::Shape shape;
     std::vector<size_t> open;
     for (size_t i = 0; i < spec.dims.size(); ++i) {
@@ -323,7 +358,10 @@ std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t coun
       interp::Array values(DataType::Double, shapes[k]);
       double* data = values.data<double>();
       for (int64_t i = 0; i < values.numel(); ++i) {
-        if (isFloatingPoint(spec.type)) {
+        if (spec.fixedValues) {
+          const std::vector<double>& fixed = *spec.fixedValues;
+          data[i] = fixed.size() == 1 ? fixed[0] : fixed[static_cast<size_t>(i)];
+        } else if (isFloatingPoint(spec.type)) {
           data[i] = random.normal();
         } else {
           data[i] = static_cast<double>(random.next() >> 63);
@@ -349,7 +387,7 @@ interp::Array convertFloatType(const interp::Array& array, DataType type) {
 
 std::vector<Sample> samplesFor(const Graph& graph, PassContext& context, bool preferEval,
                                size_t limit, size_t randomCount, std::string& origin) {
-  std::vector<InputSpec> specs = inputSpecs(graph, context.data.inputShapes);
+  std::vector<InputSpec> specs = inputSpecs(graph, context.data);
   const std::string& eval = context.data.evalData;
   const std::string& calib = context.data.calibData;
   if (preferEval && !eval.empty()) {

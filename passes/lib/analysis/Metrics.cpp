@@ -83,8 +83,20 @@ Json ErrorMetrics::toJson() const {
     out.append("clear-top1", *clearTop1Agreement);
     out.append("clear-rows", clearTop1Rows);
   }
+  if (mapIou) {
+    out.append("map-iou", *mapIou);
+    out.append("map-union", mapUnion);
+  }
+  out.append("rel-err", numberOrSpelled(relativeError()));
   if (nonFinite > 0) out.append("non-finite", nonFinite);
   return out;
+}
+
+double ErrorMetrics::relativeError() const {
+  if (std::isinf(sqnrDb)) {
+    return sqnrDb > 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  }
+  return std::pow(10.0, -sqnrDb / 20.0);
 }
 
 void ErrorAccumulator::add(std::span<const double> reference, std::span<const double> actual) {
@@ -140,21 +152,85 @@ void ErrorAccumulator::add(const interp::Array& reference, const interp::Array& 
                 fmt::format("shape [{}] differs from the reference shape [{}]",
                             fmt::join(actual.shape(), ","), fmt::join(reference.shape(), ",")));
   }
-  const int64_t rank = reference.rank();
-  const bool top1 = (rank == 2 || (decisions_ && rank == 3)) && reference.dim(rank - 1) > 1;
-  const int64_t columns = top1 ? reference.dim(rank - 1) : 0;
-  const int64_t rows = top1 ? reference.numel() / columns : 0;
   if (reference.dataType() == DataType::Float && actual.dataType() == DataType::Float) {
     std::span<const float> r(reference.data<float>(), static_cast<size_t>(reference.numel()));
     std::span<const float> a(actual.data<float>(), static_cast<size_t>(actual.numel()));
     addValues(r, a);
-    if (top1) addTop1(r, a, rows, columns);
+    addDecisions(r, a, reference.shape());
     return;
   }
   std::vector<double> r = toDoubles(reference);
   std::vector<double> a = toDoubles(actual);
   addValues(std::span<const double>(r), std::span<const double>(a));
-  if (top1) addTop1(std::span<const double>(r), std::span<const double>(a), rows, columns);
+  addDecisions(std::span<const double>(r), std::span<const double>(a), reference.shape());
+}
+
+template <class T>
+void ErrorAccumulator::addDecisions(std::span<const T> reference, std::span<const T> actual,
+                                    const interp::Shape& shape) {
+  const auto rank = static_cast<int64_t>(shape.size());
+  const int64_t last = rank > 0 ? shape.back() : 1;
+  const int64_t numel = static_cast<int64_t>(reference.size());
+  switch (rule_.kind) {
+    case DecisionRule::Kind::Default:
+      if ((rank == 2 || (decisions_ && rank == 3)) && last > 1) {
+        addTop1(reference, actual, numel / last, last);
+      }
+      return;
+    case DecisionRule::Kind::LastAxis:
+      if (rank >= 1 && last > 1) addTop1(reference, actual, numel / last, last);
+      return;
+    case DecisionRule::Kind::ChannelAxis:
+      if (rank >= 3 && shape[1] > 1) addChannelClasses(reference, actual, shape);
+      return;
+    case DecisionRule::Kind::Threshold:
+      addThreshold(reference, actual, rank >= 3);
+      return;
+  }
+}
+
+template <class T>
+void ErrorAccumulator::addChannelClasses(std::span<const T> reference, std::span<const T> actual,
+                                         const interp::Shape& shape) {
+  const int64_t channels = shape[1];
+  int64_t positions = 1;
+  for (size_t d = 2; d < shape.size(); ++d) positions *= shape[d];
+  std::vector<double> r(static_cast<size_t>(channels));
+  std::vector<double> a(static_cast<size_t>(channels));
+  for (int64_t n = 0; n < shape[0]; ++n) {
+    for (int64_t p = 0; p < positions; ++p) {
+      for (int64_t c = 0; c < channels; ++c) {
+        const auto at = static_cast<size_t>((n * channels + c) * positions + p);
+        r[static_cast<size_t>(c)] = static_cast<double>(reference[at]);
+        a[static_cast<size_t>(c)] = static_cast<double>(actual[at]);
+      }
+      addTop1(std::span<const double>(r), std::span<const double>(a), 1, channels);
+    }
+  }
+}
+
+template <class T>
+void ErrorAccumulator::addThreshold(std::span<const T> reference, std::span<const T> actual,
+                                    bool map) {
+  const double t = rule_.threshold;
+  for (size_t i = 0; i < reference.size(); ++i) {
+    const double r = static_cast<double>(reference[i]);
+    const double a = static_cast<double>(actual[i]);
+    const bool rp = r > t;
+    const bool ap = a > t;
+    if (rp == ap) ++top1Agree_;
+    ++top1Rows_;
+    // The margin of the two-way decision, as topTwoMargin measures a row of class scores.
+    const double p = rule_.logits ? 1.0 / (1.0 + std::exp(-r)) : r;
+    if (std::isfinite(p) && std::fabs(2.0 * p - 1.0) >= kClearMargin) {
+      if (rp == ap) ++clearAgree_;
+      ++clearRows_;
+    }
+    if (map) {
+      if (rp && ap) ++mapIntersection_;
+      if (rp || ap) ++mapUnion_;
+    }
+  }
 }
 
 template <class T>
@@ -202,6 +278,10 @@ ErrorMetrics ErrorAccumulator::result() const {
   if (clearRows_ > 0) {
     m.clearTop1Agreement = static_cast<double>(clearAgree_) / static_cast<double>(clearRows_);
     m.clearTop1Rows = clearRows_;
+  }
+  if (mapUnion_ > 0) {
+    m.mapIou = static_cast<double>(mapIntersection_) / static_cast<double>(mapUnion_);
+    m.mapUnion = mapUnion_;
   }
   return m;
 }

@@ -50,14 +50,14 @@ std::vector<Sample> calibrationSample(const std::string& path, std::vector<Input
 }  // namespace
 
 ShapeRequest ShapeRequest::from(const PassContext& context) {
-  return {context.data.inputShapes, context.data.calibData, context.seed};
+  return {context.data.inputShapes, context.data.inputValues, context.data.calibData, context.seed};
 }
 
 ObservedShapes observeShapes(const Graph& graph, const ShapeRequest& request) {
   ObservedShapes shapes;
   std::vector<InputSpec> specs;
   try {
-    specs = inputSpecs(graph, request.inputShapes);
+    specs = inputSpecs(graph, request.inputShapes, request.inputValues);
   } catch (const Error& e) {
     throw e.withFile(graph.model().sourcePath);
   }
@@ -67,7 +67,14 @@ ObservedShapes observeShapes(const Graph& graph, const ShapeRequest& request) {
     samples = calibrationSample(request.calibData, specs);
   } else {
     shapes.origin = request.inputShapes.empty() ? "declared" : "input-shapes";
-    samples = randomSamples(specs, 1, request.seed);
+    try {
+      samples = randomSamples(specs, 1, request.seed);
+    } catch (const Error& e) {
+      // A control input without --input-values: the model is not run on a guess.
+      if (e.kind() != ErrorKind::Usage) throw;
+      shapes.failure = fmt::format("{}: {}", e.subject(), e.cause());
+      return shapes;
+    }
   }
   for (const auto& [name, array] : samples.front().inputs) {
     const interp::Shape& dims = array.shape();

@@ -40,7 +40,7 @@ Magnitudes observeMagnitudes(const Model& model, PassContext& context, PassResul
     }
   }
   try {
-    std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data.inputShapes);
+    std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data);
     std::vector<analysis::Sample> samples;
     std::string origin;
     if (!context.data.calibData.empty()) {

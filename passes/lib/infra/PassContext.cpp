@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -71,6 +72,62 @@ std::vector<InputShape> parseInputShapes(std::string_view text) {
     shapes.push_back(std::move(shape));
   }
   return shapes;
+}
+
+std::vector<InputValue> parseInputValues(std::string_view text) {
+  std::vector<InputValue> out;
+  // Entries split at commas outside brackets.
+  std::vector<std::string_view> entries;
+  size_t start = 0;
+  int depth = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      if (i > start) entries.push_back(text.substr(start, i - start));
+      start = i + 1;
+    } else if (text[i] == '[') {
+      ++depth;
+    } else if (text[i] == ']') {
+      --depth;
+    }
+  }
+  for (std::string_view entry : entries) {
+    auto bad = [&](const std::string& why) {
+      return Error(ErrorKind::Usage, "", "",
+                   fmt::format("--input-values: bad entry '{}': {} (expected name=16000 or "
+                               "name=[1,2,3])",
+                               entry, why));
+    };
+    const size_t eq = entry.rfind('=');
+    if (eq == std::string_view::npos || eq == 0) throw bad("no input name");
+    InputValue value{std::string(entry.substr(0, eq)), {}};
+    std::string_view list = entry.substr(eq + 1);
+    const bool bracketed = list.size() >= 2 && list.front() == '[' && list.back() == ']';
+    if (bracketed) list = list.substr(1, list.size() - 2);
+    size_t pos = 0;
+    while (true) {
+      size_t comma = bracketed ? list.find(',', pos) : std::string_view::npos;
+      if (comma == std::string_view::npos) comma = list.size();
+      std::string piece(list.substr(pos, comma - pos));
+      size_t used = 0;
+      double number = 0;
+      try {
+        number = std::stod(piece, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (piece.empty() || used != piece.size()) {
+        throw bad(fmt::format("'{}' is not a number", piece));
+      }
+      value.values.push_back(number);
+      if (comma == list.size()) break;
+      pos = comma + 1;
+    }
+    for (const InputValue& other : out) {
+      if (other.name == value.name) throw bad("input given twice");
+    }
+    out.push_back(std::move(value));
+  }
+  return out;
 }
 
 }  // namespace qopt

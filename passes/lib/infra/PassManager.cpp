@@ -136,7 +136,8 @@ bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int it
     result = pass.run(model, context);
   } catch (const Error& e) {
     failedPass_ = &pass;
-    throw Error(e.kind(), e.where(), e.subject(),
+    // An error raised where the file was not known is about the model the pass was given.
+    throw Error(e.kind(), e.where().empty() ? model.sourcePath : e.where(), e.subject(),
                 fmt::format("{} (in pass '{}')", e.cause(), pass.name()));
   } catch (const std::exception& e) {
     failedPass_ = &pass;

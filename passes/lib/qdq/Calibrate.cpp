@@ -31,7 +31,7 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
     run.origin = "calib:" + context.data.calibData;
     analysis::SampleCache& data =
         analysis::sampleCache(context, context.data.calibData,
-                              analysis::inputSpecs(model.graph(), context.data.inputShapes));
+                              analysis::inputSpecs(model.graph(), context.data));
     forEachSample = [&data, limit](const auto& fn) { data.forEach(fn, limit); };
   } else {
     randomSamples = analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit,

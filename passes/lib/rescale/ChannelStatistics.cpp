@@ -132,7 +132,7 @@ std::map<const Value*, ChannelStatistics> collectChannelStatistics(
     size_t sampleLimit, const std::string& passName, size_t* samplesSeen) {
   const std::string& path = context.data.calibData;
   analysis::SampleCache& data = analysis::sampleCache(
-      context, path, analysis::inputSpecs(model.graph(), context.data.inputShapes));
+      context, path, analysis::inputSpecs(model.graph(), context.data));
   ChannelObserver observer(model, requests);
   interp::RunOptions options;
   options.threads = 0;  // one sample at a time, each on every core: the order stays fixed

@@ -1,5 +1,7 @@
-// perturb-weight: scales the weight of one named node (a deliberately planted error), so that
-// tests can check that verify catches it and names that layer as the first to diverge.
+// perturb-weight: plants a deliberate error in one named node, so that tests can check that
+// verify catches it and names that layer as the first to diverge: its weight scaled (a scale off
+// by a factor), its weight's channels reversed (a layout read the wrong way: RGB as BGR), or the
+// node bypassed (a lost clamp).
 #include <fmt/format.h>
 
 #include <memory>
@@ -22,6 +24,19 @@ class PerturbWeightPass : public Pass {
       bool named = node->name() == *node_ || (node->name().empty() && node->numOutputs() > 0 &&
                                               node->output(0)->name() == *node_);
       if (!named) continue;
+      PassResult result;
+      result.changed = true;
+      if (*mode_ == Mode::Bypass) {
+        if (node->output(0)->isGraphOutput()) {
+          throw Error(ErrorKind::Usage, model.sourcePath, node->describe(),
+                      "computes a graph output: bypassing it would leave the output undefined");
+        }
+        // Its users read its first input instead.
+        node->output(0)->replaceAllUsesWith(node->input(0));
+        result.applied(node->describe(), "bypassed");
+        model.graph().eraseNode(node);
+        return result;
+      }
       Value* weight = node->input(static_cast<size_t>(*input_));
       if (weight == nullptr || !weight->isInitializer()) {
         throw Error(ErrorKind::Usage, model.sourcePath, node->describe(),
@@ -29,14 +44,34 @@ class PerturbWeightPass : public Pass {
       }
       const Tensor& old = *weight->initializer();
       std::vector<double> values = old.toDoubles();
-      for (double& v : values) v *= *factor_;
+      if (*mode_ == Mode::Scale) {
+        for (double& v : values) v *= *factor_;
+      } else {
+        // Reverses axis 1 (a Conv weight's input channels).
+        if (old.dims().size() < 2) {
+          throw Error(ErrorKind::Usage, model.sourcePath, node->describe(),
+                      "reverse-channels needs a weight of rank 2 or more");
+        }
+        const int64_t channels = old.dims()[1];
+        int64_t inner = 1;
+        for (size_t d = 2; d < old.dims().size(); ++d) inner *= old.dims()[d];
+        std::vector<double> reversed(values.size());
+        for (size_t i = 0; i < values.size(); ++i) {
+          const auto k = static_cast<int64_t>(i);
+          const int64_t outer = k / (channels * inner);
+          const int64_t c = (k / inner) % channels;
+          const int64_t at = (outer * channels + (channels - 1 - c)) * inner + k % inner;
+          reversed[static_cast<size_t>(at)] = values[i];
+        }
+        values = std::move(reversed);
+      }
       auto perturbed =
           std::make_shared<Tensor>(Tensor::fromDoubles(old.dataType(), old.dims(), values));
       perturbed->setName(old.name());
       weight->setInitializer(std::move(perturbed));
-      PassResult result;
-      result.changed = true;
-      result.applied(node->describe(), fmt::format("weight scaled by {}", *factor_));
+      result.applied(node->describe(), *mode_ == Mode::Scale
+                                           ? fmt::format("weight scaled by {}", *factor_)
+                                           : std::string("weight channels reversed"));
       return result;
     }
     throw Error(ErrorKind::Usage, model.sourcePath, {}, fmt::format("no node named '{}'", *node_));
@@ -48,6 +83,14 @@ class PerturbWeightPass : public Pass {
       "The node (or, for unnamed nodes, its first output) whose weight is scaled"};
   Option<int64_t> input_{*this, "input", 1, "Which input holds the weight"};
   Option<double> factor_{*this, "factor", 3.0, "The factor"};
+  enum class Mode { Scale, ReverseChannels, Bypass };
+  EnumOption<Mode> mode_{*this,
+                         "mode",
+                         Mode::Scale,
+                         "Scale the weight, reverse its channels (axis 1), or bypass the node",
+                         {{Mode::Scale, "scale"},
+                          {Mode::ReverseChannels, "reverse-channels"},
+                          {Mode::Bypass, "bypass"}}};
 };
 
 }  // namespace

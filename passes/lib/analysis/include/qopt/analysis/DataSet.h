@@ -66,12 +66,21 @@ struct InputSpec {
   /// One entry per axis; nullopt where the model leaves the dim open.
   std::vector<std::optional<int64_t>> dims;
   bool rankKnown = false;
+  /// --input-values: what the input takes in random samples instead of random values.
+  std::optional<std::vector<double>> fixedValues;
+  /// Non-empty for a control input (analysis::controlInputs): what its values steer. Random
+  /// samples need fixedValues for it.
+  std::string steers;
 };
 
-/// The inputs of `graph` to feed, with dims fixed by `shapes` (--input-shapes) where given.
-/// Throws qopt::Error (Usage) when `shapes` names an input the graph lacks or gives a rank or a
-/// static dim that contradicts the model.
-std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape> shapes = {});
+/// The inputs of `graph` to feed, with dims fixed by `shapes` (--input-shapes) and values by
+/// `values` (--input-values) where given, and control inputs marked.
+/// Throws qopt::Error (Usage) when `shapes` or `values` name an input the graph lacks, or
+/// `shapes` gives a rank or a static dim that contradicts the model.
+std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape> shapes = {},
+                                  std::span<const InputValue> values = {});
+/// The same with the shapes and values of the run's data settings.
+std::vector<InputSpec> inputSpecs(const Graph& graph, const DataSettings& data);
 
 /// Reads samples lazily; open() only lists what is there.
 class DataSet {
@@ -116,7 +125,9 @@ std::vector<Sample> readSamples(Source& source, size_t limit) {
 }
 
 /// `count` samples drawn from `seed`: floats from a standard normal distribution, integers
-/// uniformly from {0, 1}, booleans fair. Open dims become 1 (each named in `warnings`).
+/// uniformly from {0, 1}, booleans fair; inputs with fixedValues take those. Open dims become 1
+/// (each named in `warnings`). Throws qopt::Error (Usage) naming a control input without
+/// fixedValues: its values would be a guess.
 std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t count, uint64_t seed,
                                   std::vector<std::string>* warnings = nullptr);
 

@@ -40,6 +40,14 @@ struct ErrorMetrics {
   /// tensor was not compared as a model output (ErrorAccumulator's `decisions`).
   std::optional<double> clearTop1Agreement;
   uint64_t clearTop1Rows = 0;
+  /// Under a threshold rule on a map (rank >= 3): intersection over union of the positions
+  /// above the threshold in the reference and in the actual values; unset when neither has any.
+  std::optional<double> mapIou;
+  uint64_t mapUnion = 0;
+
+  /// sqrt(sum (r - a)^2 / sum r^2): the error relative to the reference's magnitude, the
+  /// same figure as the SQNR (10^(-SQNR/20)); 0 without error, +inf for an all-zero reference.
+  double relativeError() const;
 
   /// Keys "count", "max-abs", "mean-abs", "mse", "cosine", "sqnr-db", "kl", "overlap", "top1"
   /// (when known), "non-finite" (when not 0). Numbers, except an infinite SQNR: "inf" (no error
@@ -49,6 +57,21 @@ struct ErrorMetrics {
 
 /// The top-2 probability margin above which the reference decides a row clearly.
 inline constexpr double kClearMargin = 0.1;
+
+/// How a tensor's values decide something, for the agreement counts of ErrorAccumulator.
+struct DecisionRule {
+  enum class Kind {
+    Default,      // top-1 along the last axis of rank-2 arrays (and rank-3 with `decisions`)
+    LastAxis,     // a class per position along the last axis (rank >= 2)
+    ChannelAxis,  // a class per position along axis 1 (rank >= 3: segmentation maps)
+    Threshold,    // each value: positive above `threshold` (binary or multi-label scores, maps)
+  };
+  Kind kind = Kind::Default;
+  /// Threshold: 0.5 for probabilities, 0 for their logits (`logits`: clear decisions are judged
+  /// on the sigmoid of the value).
+  double threshold = 0.5;
+  bool logits = false;
+};
 
 /// Overlap below this marks a layer's value distribution as visibly changed.
 inline constexpr double kLowOverlap = 0.8;
@@ -60,6 +83,9 @@ class ErrorAccumulator {
   /// row, work not spent on every layer's tensors).
   explicit ErrorAccumulator(int histogramBins = 128, bool decisions = false)
       : decisions_(decisions), histogram_(histogramBins) {}
+  /// Counts decisions by `rule` instead (clear decisions included); set before the first add().
+  ErrorAccumulator(int histogramBins, DecisionRule rule)
+      : decisions_(true), rule_(rule), histogram_(histogramBins) {}
 
   /// Adds one sample of a tensor; both spans hold the same elements in the same order.
   /// Throws qopt::Error (Internal) when the sizes differ.
@@ -82,6 +108,14 @@ class ErrorAccumulator {
   template <class T>
   void addTop1(std::span<const T> reference, std::span<const T> actual, int64_t rows,
                int64_t columns);
+  template <class T>
+  void addChannelClasses(std::span<const T> reference, std::span<const T> actual,
+                         const interp::Shape& shape);
+  template <class T>
+  void addThreshold(std::span<const T> reference, std::span<const T> actual, bool map);
+  template <class T>
+  void addDecisions(std::span<const T> reference, std::span<const T> actual,
+                    const interp::Shape& shape);
 
   uint64_t count_ = 0;
   uint64_t nonFinite_ = 0;
@@ -96,6 +130,9 @@ class ErrorAccumulator {
   bool decisions_ = false;
   uint64_t clearRows_ = 0;
   uint64_t clearAgree_ = 0;
+  DecisionRule rule_;
+  uint64_t mapIntersection_ = 0;
+  uint64_t mapUnion_ = 0;
   PairedHistogram histogram_;
 };
 

@@ -20,6 +20,7 @@ namespace qopt::analysis {
 /// What the user said about the input shapes.
 struct ShapeRequest {
   std::vector<InputShape> inputShapes;  // --input-shapes
+  std::vector<InputValue> inputValues;  // --input-values
   std::string calibData;                // --calib-data: its first sample's shapes
   uint64_t seed = 0;                    // values of generated inputs
 

@@ -31,11 +31,24 @@ struct InputShape {
 /// Throws qopt::Error (Usage) naming the bad entry.
 std::vector<InputShape> parseInputShapes(std::string_view text);
 
+/// The values an input takes where no data is given (--input-values): one value fills the
+/// input's shape, several make a 1-D input of that length.
+struct InputValue {
+  std::string name;
+  std::vector<double> values;
+  bool operator==(const InputValue&) const = default;
+};
+
+/// Parses "sr=16000,steps=4,shape=[1,3,224,224]" (the last '=' of an entry outside brackets
+/// splits the name). Throws qopt::Error (Usage) naming the bad entry.
+std::vector<InputValue> parseInputValues(std::string_view text);
+
 /// Data shared by passes that run the model (calibration, evaluation).
 struct DataSettings {
   std::string calibData;                // --calib-data: file or folder of calibration inputs
   std::string evalData;                 // --eval-data: inputs for accuracy checks
   std::vector<InputShape> inputShapes;  // --input-shapes: fixes dynamic input dims
+  std::vector<InputValue> inputValues;  // --input-values: inputs not drawn at random
 
   /// The dims given for graph input `name`, or nullptr.
   const std::vector<int64_t>* shapeFor(std::string_view name) const;
