@@ -485,7 +485,8 @@ namespace {
 // verify compares a tensor equalize divided (or shifted) after undoing that: every layer of the
 // equalized model stays exact against the input model.
 TEST_F(Equalize, VerifyComparesRescaledTensorsExactly) {
-  const std::string exact = "verify{layers=all sqnr=80 cosine=0.999999}";
+  const std::string exact =
+      "verify{layers=all sqnr=80 cosine=0.999999 layer-sqnr=80 layer-cosine=0.999999 weakest=0}";
   for (Producer producer : {Producer::Relu, Producer::Div, Producer::Affine}) {
     std::mt19937 rng(11);
     auto model = depthwiseModel(producer, rng);
