@@ -110,9 +110,7 @@ class VerifyPass : public Pass {
     verify::VerifyOutcome outcome;
     outcome.budget = budget();
     outcome.verdict = verdict();
-    outcome.layerBudget.cosine = *layerCosine_;
-    outcome.layerBudget.sqnrDb = *layerSqnr_;
-    outcome.layerBudget.maxAbs = -1;
+    outcome.layerBudget = {.cosine = *layerCosine_, .sqnrDb = *layerSqnr_, .maxAbs = -1};
     std::vector<analysis::Sample> samples = loadSamples(model.graph(), context, outcome.data);
     outcome.samples = samples.size();
     for (const Node* node : model.graph().allNodes()) {
@@ -157,21 +155,14 @@ class VerifyPass : public Pass {
 
  private:
   analysis::ErrorBudget budget() const {
-    analysis::ErrorBudget b;
-    b.cosine = *cosine_;
-    b.sqnrDb = *sqnr_;
-    b.maxAbs = *maxAbs_;
-    b.top1 = *top1_;
-    return b;
+    return {.cosine = *cosine_, .sqnrDb = *sqnr_, .maxAbs = *maxAbs_, .top1 = *top1_};
   }
 
   verify::VerdictBudget verdict() const {
-    verify::VerdictBudget v;
-    v.decisions = *decisions_;
-    v.mapIou = *mapIou_;
-    v.relativeError = *relError_;
-    v.guard = *guard_;
-    return v;
+    return {.decisions = *decisions_,
+            .mapIou = *mapIou_,
+            .relativeError = *relError_,
+            .guard = *guard_};
   }
 
   std::vector<analysis::Sample> loadSamples(const Graph& graph, PassContext& context,

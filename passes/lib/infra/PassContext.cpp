@@ -35,6 +35,19 @@ const std::vector<int64_t>* DataSettings::shapeFor(std::string_view name) const 
   return nullptr;
 }
 
+namespace {
+
+// Appends an entry of a per-input flag; naming an input twice is `bad`'s error.
+template <class Entry, class Bad>
+void appendOnce(std::vector<Entry>& entries, Entry entry, const Bad& bad) {
+  for (const Entry& other : entries) {
+    if (other.name == entry.name) throw bad("input given twice");
+  }
+  entries.push_back(std::move(entry));
+}
+
+}  // namespace
+
 std::vector<InputShape> parseInputShapes(std::string_view text) {
   std::vector<InputShape> shapes;
   size_t pos = 0;
@@ -66,10 +79,7 @@ std::vector<InputShape> parseInputShapes(std::string_view text) {
       if (x == dims.size()) break;
       dpos = x + 1;
     }
-    for (const InputShape& other : shapes) {
-      if (other.name == shape.name) throw bad("input given twice");
-    }
-    shapes.push_back(std::move(shape));
+    appendOnce(shapes, std::move(shape), bad);
   }
   return shapes;
 }
@@ -122,10 +132,7 @@ std::vector<InputValue> parseInputValues(std::string_view text) {
       if (comma == list.size()) break;
       pos = comma + 1;
     }
-    for (const InputValue& other : out) {
-      if (other.name == value.name) throw bad("input given twice");
-    }
-    out.push_back(std::move(value));
+    appendOnce(out, std::move(value), bad);
   }
   return out;
 }
