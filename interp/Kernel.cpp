@@ -23,6 +23,10 @@ void KernelRegistry::add(std::string_view domain, std::string_view op, int since
   kernels_[{std::string(domain), std::string(op), sinceVersion}] = std::move(fn);
 }
 
+void KernelRegistry::add(std::initializer_list<OnnxKernel> kernels) {
+  for (const OnnxKernel& k : kernels) add("", k.op, k.sinceVersion, k.fn);
+}
+
 const KernelFn* KernelRegistry::find(std::string_view domain, std::string_view op,
                                      int64_t opset) const {
   // The newest registration with sinceVersion <= opset: the last key below (domain, op, opset+1).

@@ -233,10 +233,12 @@ void scanBatched(KernelContext& ctx) {
 }  // namespace
 
 void registerControlFlowKernels(KernelRegistry& r) {
-  r.add("", "If", 1, ifOp);
-  r.add("", "Loop", 1, loop);
-  r.add("", "Scan", 8, scanBatched);
-  r.add("", "Scan", 9, scan);
+  r.add({
+      {"If", 1, ifOp},
+      {"Loop", 1, loop},
+      {"Scan", 8, scanBatched},
+      {"Scan", 9, scan},
+  });
 }
 
 }  // namespace qopt::interp

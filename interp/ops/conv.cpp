@@ -322,10 +322,12 @@ void qlinearConvKernel(KernelContext& ctx) {
 }  // namespace
 
 void registerConvKernels(KernelRegistry& registry) {
-  registry.add("", "Conv", 1, convKernel);
-  registry.add("", "ConvTranspose", 1, convTransposeKernel);
-  registry.add("", "ConvInteger", 10, convIntegerKernel);
-  registry.add("", "QLinearConv", 10, qlinearConvKernel);
+  registry.add({
+      {"Conv", 1, convKernel},
+      {"ConvTranspose", 1, convTransposeKernel},
+      {"ConvInteger", 10, convIntegerKernel},
+      {"QLinearConv", 10, qlinearConvKernel},
+  });
 }
 
 }  // namespace qopt::interp

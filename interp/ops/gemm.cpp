@@ -396,11 +396,13 @@ void qlinearMatMulKernel(KernelContext& ctx) {
 }  // namespace
 
 void registerGemmKernels(KernelRegistry& registry) {
-  // Gemm before opset 11 differs only in requiring C, which the kernel accepts too.
-  registry.add("", "Gemm", 7, gemmKernel);
-  registry.add("", "MatMul", 1, matMulKernel);
-  registry.add("", "MatMulInteger", 10, matMulIntegerKernel);
-  registry.add("", "QLinearMatMul", 10, qlinearMatMulKernel);
+  registry.add({
+      // Gemm before opset 11 differs only in requiring C, which the kernel accepts too.
+      {"Gemm", 7, gemmKernel},
+      {"MatMul", 1, matMulKernel},
+      {"MatMulInteger", 10, matMulIntegerKernel},
+      {"QLinearMatMul", 10, qlinearMatMulKernel},
+  });
 }
 
 }  // namespace qopt::interp

@@ -239,14 +239,16 @@ void spaceToDepth(KernelContext& ctx) {
 
 // Called from registerShapeKernels.
 void registerIndexingKernels(KernelRegistry& r) {
-  r.add("", "GatherND", 11, gatherND);
-  r.add("", "ScatterND", 11, scatterND);
-  r.add("", "ScatterElements", 11, scatterElements);
-  r.add("", "Scatter", 9, scatterElements);
-  r.add("", "Compress", 9, compress);
-  r.add("", "ReverseSequence", 10, reverseSequence);
-  r.add("", "DepthToSpace", 1, depthToSpace);
-  r.add("", "SpaceToDepth", 1, spaceToDepth);
+  r.add({
+      {"GatherND", 11, gatherND},
+      {"ScatterND", 11, scatterND},
+      {"ScatterElements", 11, scatterElements},
+      {"Scatter", 9, scatterElements},
+      {"Compress", 9, compress},
+      {"ReverseSequence", 10, reverseSequence},
+      {"DepthToSpace", 1, depthToSpace},
+      {"SpaceToDepth", 1, spaceToDepth},
+  });
 }
 
 }  // namespace qopt::interp

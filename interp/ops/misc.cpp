@@ -453,16 +453,18 @@ void registerEinsumKernel(KernelRegistry& r);
 void registerDetectionKernels(KernelRegistry& r);
 
 void registerMiscKernels(KernelRegistry& r) {
-  r.add("", "Cast", 6, cast);
-  r.add("", "CastLike", 15, castLike);
-  r.add("", "Constant", 1, constant);
-  r.add("", "ConstantOfShape", 9, constantOfShape);
-  r.add("", "Range", 11, range);
-  r.add("", "Dropout", 1, dropout);
-  r.add("", "EyeLike", 9, eyeLike);
-  r.add("", "NonZero", 9, nonZero);
-  r.add("", "Trilu", 14, trilu);
-  r.add("", "OneHot", 9, oneHot);
+  r.add({
+      {"Cast", 6, cast},
+      {"CastLike", 15, castLike},
+      {"Constant", 1, constant},
+      {"ConstantOfShape", 9, constantOfShape},
+      {"Range", 11, range},
+      {"Dropout", 1, dropout},
+      {"EyeLike", 9, eyeLike},
+      {"NonZero", 9, nonZero},
+      {"Trilu", 14, trilu},
+      {"OneHot", 9, oneHot},
+  });
   registerEinsumKernel(r);
   registerDetectionKernels(r);
 }

@@ -277,10 +277,12 @@ void groupNormKernel(KernelContext& ctx, bool perChannel) {
 }  // namespace
 
 void registerNormalizationKernels(KernelRegistry& registry) {
-  registry.add("", "BatchNormalization", 7, batchNorm7Kernel);
-  registry.add("", "BatchNormalization", 9, batchNormKernel);
-  registry.add("", "InstanceNormalization", 6, instanceNormKernel);
-  registry.add("", "LayerNormalization", 17, layerNormKernel);
+  registry.add({
+      {"BatchNormalization", 7, batchNorm7Kernel},
+      {"BatchNormalization", 9, batchNormKernel},
+      {"InstanceNormalization", 6, instanceNormKernel},
+      {"LayerNormalization", 17, layerNormKernel},
+  });
   registry.add("", "GroupNormalization", 18,
                [](KernelContext& ctx) { groupNormKernel(ctx, /*perChannel=*/false); });
   registry.add("", "GroupNormalization", 21,

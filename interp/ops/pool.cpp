@@ -310,10 +310,12 @@ void globalPoolKernel(KernelContext& ctx) {
 }  // namespace
 
 void registerPoolKernels(KernelRegistry& registry) {
-  registry.add("", "MaxPool", 1, maxPoolKernel);
-  registry.add("", "AveragePool", 1, averagePoolKernel);
-  registry.add("", "GlobalAveragePool", 1, globalPoolKernel<false>);
-  registry.add("", "GlobalMaxPool", 1, globalPoolKernel<true>);
+  registry.add({
+      {"MaxPool", 1, maxPoolKernel},
+      {"AveragePool", 1, averagePoolKernel},
+      {"GlobalAveragePool", 1, globalPoolKernel<false>},
+      {"GlobalMaxPool", 1, globalPoolKernel<true>},
+  });
 }
 
 }  // namespace qopt::interp

@@ -689,10 +689,12 @@ void recurrentKernel(KernelContext& ctx) {
 }  // namespace
 
 void registerRecurrentKernels(KernelRegistry& registry) {
-  // One kernel from opset 7 on: opset 14's only change, `layout`, is read when ctx.opset >= 14.
-  registry.add("", "RNN", 7, recurrentKernel<Cell::Rnn>);
-  registry.add("", "GRU", 7, recurrentKernel<Cell::Gru>);
-  registry.add("", "LSTM", 7, recurrentKernel<Cell::Lstm>);
+  registry.add({
+      // One kernel from opset 7 on: opset 14's only change, `layout`, is read when ctx.opset >= 14.
+      {"RNN", 7, recurrentKernel<Cell::Rnn>},
+      {"GRU", 7, recurrentKernel<Cell::Gru>},
+      {"LSTM", 7, recurrentKernel<Cell::Lstm>},
+  });
 }
 
 }  // namespace qopt::interp

@@ -406,6 +406,10 @@ void cumSum(KernelContext& ctx) {
 }  // namespace
 
 void registerReductionKernels(KernelRegistry& r) {
+  r.add({
+      {"TopK", 1, topK},
+      {"CumSum", 11, cumSum},
+  });
   registerReduce(r, "ReduceSum", Reduce::Sum, 13);
   registerReduce(r, "ReduceMean", Reduce::Mean, 18);
   registerReduce(r, "ReduceMax", Reduce::Max, 18);
@@ -421,8 +425,6 @@ void registerReductionKernels(KernelRegistry& r) {
   r.add("", "Hardmax", 1, [](KernelContext& ctx) { softmax(ctx, SoftmaxKind::Hardmax); });
   r.add("", "ArgMax", 1, [](KernelContext& ctx) { argExtreme(ctx, true); });
   r.add("", "ArgMin", 1, [](KernelContext& ctx) { argExtreme(ctx, false); });
-  r.add("", "TopK", 1, topK);
-  r.add("", "CumSum", 11, cumSum);
 }
 
 }  // namespace qopt::interp

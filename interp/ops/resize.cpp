@@ -452,8 +452,10 @@ void upsampleKernel(KernelContext& ctx) {
 }  // namespace
 
 void registerResizeKernels(KernelRegistry& registry) {
-  registry.add("", "Resize", 10, resizeKernel);
-  registry.add("", "Upsample", 7, upsampleKernel);
+  registry.add({
+      {"Resize", 10, resizeKernel},
+      {"Upsample", 7, upsampleKernel},
+  });
 }
 
 }  // namespace qopt::interp

@@ -523,9 +523,11 @@ void maxUnpool(KernelContext& ctx) {
 }  // namespace
 
 void registerSamplingKernels(KernelRegistry& registry) {
-  registry.add("", "GridSample", 16, gridSample);
-  registry.add("", "RoiAlign", 10, roiAlign);
-  registry.add("", "MaxUnpool", 9, maxUnpool);
+  registry.add({
+      {"GridSample", 16, gridSample},
+      {"RoiAlign", 10, roiAlign},
+      {"MaxUnpool", 9, maxUnpool},
+  });
 }
 
 }  // namespace qopt::interp

@@ -342,19 +342,21 @@ void optionalGetElement(KernelContext& ctx) {
 }  // namespace
 
 void registerSequenceKernels(KernelRegistry& r) {
-  r.add("", "SequenceEmpty", 11, sequenceEmpty);
-  r.add("", "SequenceConstruct", 11, sequenceConstruct);
-  r.add("", "SequenceInsert", 11, sequenceInsert);
-  r.add("", "SequenceAt", 11, sequenceAt);
-  r.add("", "SequenceErase", 11, sequenceErase);
-  r.add("", "SequenceLength", 11, sequenceLength);
-  r.add("", "SplitToSequence", 11, splitToSequence);
-  r.add("", "ConcatFromSequence", 11, concatFromSequence);
-  r.add("", "SequenceMap", 17, sequenceMap);
-  r.add("", "Optional", 15, optionalOp);
-  // One kernel each for opsets 15 and 18.
-  r.add("", "OptionalHasElement", 15, optionalHasElement);
-  r.add("", "OptionalGetElement", 15, optionalGetElement);
+  r.add({
+      {"SequenceEmpty", 11, sequenceEmpty},
+      {"SequenceConstruct", 11, sequenceConstruct},
+      {"SequenceInsert", 11, sequenceInsert},
+      {"SequenceAt", 11, sequenceAt},
+      {"SequenceErase", 11, sequenceErase},
+      {"SequenceLength", 11, sequenceLength},
+      {"SplitToSequence", 11, splitToSequence},
+      {"ConcatFromSequence", 11, concatFromSequence},
+      {"SequenceMap", 17, sequenceMap},
+      {"Optional", 15, optionalOp},
+      // One kernel each for opsets 15 and 18.
+      {"OptionalHasElement", 15, optionalHasElement},
+      {"OptionalGetElement", 15, optionalGetElement},
+  });
 }
 
 }  // namespace qopt::interp

@@ -541,23 +541,25 @@ void shapeOp(KernelContext& ctx) {
 void registerIndexingKernels(KernelRegistry& r);
 
 void registerShapeKernels(KernelRegistry& r) {
+  r.add({
+      {"Concat", 4, concat},
+      {"Split", 2, split},
+      {"Slice", 1, sliceAttributes},
+      {"Slice", 10, slice},
+      {"Gather", 1, gather},
+      {"GatherElements", 11, gatherElements},
+      {"Reshape", 5, reshape},
+      {"Flatten", 1, flatten},
+      {"Transpose", 1, transpose},
+      {"Squeeze", 1, squeeze},
+      {"Unsqueeze", 1, unsqueeze},
+      {"Expand", 8, expand},
+      {"Tile", 6, tile},
+      {"Pad", 2, padAttributes},
+      {"Pad", 11, pad},
+      {"Shape", 1, shapeOp},
+  });
   registerIndexingKernels(r);
-  r.add("", "Concat", 4, concat);
-  r.add("", "Split", 2, split);
-  r.add("", "Slice", 1, sliceAttributes);
-  r.add("", "Slice", 10, slice);
-  r.add("", "Gather", 1, gather);
-  r.add("", "GatherElements", 11, gatherElements);
-  r.add("", "Reshape", 5, reshape);
-  r.add("", "Flatten", 1, flatten);
-  r.add("", "Transpose", 1, transpose);
-  r.add("", "Squeeze", 1, squeeze);
-  r.add("", "Unsqueeze", 1, unsqueeze);
-  r.add("", "Expand", 8, expand);
-  r.add("", "Tile", 6, tile);
-  r.add("", "Pad", 2, padAttributes);
-  r.add("", "Pad", 11, pad);
-  r.add("", "Shape", 1, shapeOp);
   r.add("", "Size", 1, [](KernelContext& ctx) {
     ctx.outputs[0] = Array::scalar(DataType::Int64, ctx.in(0).numel());
   });

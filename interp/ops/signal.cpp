@@ -401,13 +401,15 @@ void melWeightMatrix(KernelContext& ctx) {
 }  // namespace
 
 void registerSignalKernels(KernelRegistry& r) {
-  r.add("", "DFT", 17, dft);
-  r.add("", "DFT", 20, dft);
-  r.add("", "STFT", 17, stft);
-  r.add("", "HannWindow", 17, hannWindow);
-  r.add("", "HammingWindow", 17, hammingWindow);
-  r.add("", "BlackmanWindow", 17, blackmanWindow);
-  r.add("", "MelWeightMatrix", 17, melWeightMatrix);
+  r.add({
+      {"DFT", 17, dft},
+      {"DFT", 20, dft},
+      {"STFT", 17, stft},
+      {"HannWindow", 17, hannWindow},
+      {"HammingWindow", 17, hammingWindow},
+      {"BlackmanWindow", 17, blackmanWindow},
+      {"MelWeightMatrix", 17, melWeightMatrix},
+  });
 }
 
 }  // namespace qopt::interp

@@ -215,9 +215,11 @@ void det(KernelContext& ctx) {
 }  // namespace
 
 void registerStatisticsKernels(KernelRegistry& registry) {
-  registry.add("", "LRN", 1, lrn);
-  registry.add("", "MeanVarianceNormalization", 9, meanVarianceNormalization);
-  registry.add("", "Det", 11, det);
+  registry.add({
+      {"LRN", 1, lrn},
+      {"MeanVarianceNormalization", 9, meanVarianceNormalization},
+      {"Det", 11, det},
+  });
 }
 
 }  // namespace qopt::interp

@@ -331,8 +331,10 @@ void tfIdfVectorizer(KernelContext& ctx) {
 }  // namespace
 
 void registerTextKernels(KernelRegistry& r) {
-  r.add("", "StringNormalizer", 10, stringNormalizer);
-  r.add("", "TfIdfVectorizer", 9, tfIdfVectorizer);
+  r.add({
+      {"StringNormalizer", 10, stringNormalizer},
+      {"TfIdfVectorizer", 9, tfIdfVectorizer},
+  });
 }
 
 }  // namespace qopt::interp

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <span>
 #include <string>
@@ -43,11 +44,20 @@ struct KernelContext {
 
 using KernelFn = std::function<void(KernelContext&)>;
 
+/// A row of a kernel group's table: an ai.onnx op (domain "") from `sinceVersion` on.
+struct OnnxKernel {
+  std::string_view op;
+  int sinceVersion;
+  KernelFn fn;
+};
+
 class KernelRegistry {
  public:
   /// `sinceVersion`: the first opset this kernel implements; the newest one <= the model's opset
   /// is chosen. Domain "" is ai.onnx.
   void add(std::string_view domain, std::string_view op, int sinceVersion, KernelFn fn);
+  /// A group's table of ai.onnx kernels.
+  void add(std::initializer_list<OnnxKernel> kernels);
   const KernelFn* find(std::string_view domain, std::string_view op, int64_t opset) const;
   bool supports(std::string_view domain, std::string_view op) const;
   std::vector<std::string> opNames() const;
