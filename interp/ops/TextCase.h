@@ -30,8 +30,9 @@ class CaseMapper {
   const std::string& localeName() const { return localeName_; }
 
  private:
-  std::locale locale_;
+  // Declared first: the constructor's initializer of locale_ sets it.
   std::string localeName_;
+  std::locale locale_;
   const std::ctype<wchar_t>* ctype_ = nullptr;
 };
 
