@@ -30,7 +30,6 @@ import os
 import subprocess
 import sys
 
-import numpy as np
 import onnx
 from onnx import numpy_helper
 
@@ -39,7 +38,6 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "corpus"))
 
 import corpus_test  # noqa: E402
-import fetch_corpus  # noqa: E402
 
 TRAINED = ["ppocr-v4-det", "ppocr-v4-rec", "ppocr-mobile-cls", "silero-vad", "oww-melspectrogram",
            "oww-embedding", "oww-hey-jarvis", "oww-hello-deepa"]
@@ -173,17 +171,10 @@ def main():
     args = ap.parse_args()
     qopt = os.path.join(args.build, "bin", "qopt")
     only = [s for s in args.only.split(",") if s] or TRAINED
-    paths = fetch_corpus.fetch(only=only)
-    corpus = {e["name"]: e for e in fetch_corpus.load_corpus()["models"]}
-    corpus_test.CALIB_SAMPLES = args.samples
     table = []
     print("| model | pipeline | output | rule | clear decisions | map IoU | rel-err | verify |")
     print("|---|---|---|---|---|---|---|---|")
-    for name in only:
-        work = os.path.join(args.work, name)
-        os.makedirs(work, exist_ok=True)
-        fp32 = paths[name]
-        calib, _ = corpus_test.write_samples(onnx.load(fp32), corpus[name], work)
+    for name, fp32, calib, work in corpus_test.models_with_samples(only, args.work, args.samples):
         common = ["--calib-data", calib]
         verify = f"verify{{reference={fp32} samples={args.samples}}}"
         cases = []

@@ -323,9 +323,8 @@ CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite
   }
   CapturedGrams out;
   if (collectors.empty()) return out;
-  analysis::SampleCache& data =
-      analysis::sampleCache(context, context.data.calibData,
-                            analysis::inputSpecs(model.graph(), context.data));
+  analysis::SampleCache& data = analysis::sampleCache(
+      context, context.data.calibData, analysis::inputSpecs(model.graph(), context.data));
   GramObserver observer(collectors, readers);
   interp::Interpreter interpreter(model.graph());
   data.forEach(

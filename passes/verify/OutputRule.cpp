@@ -92,12 +92,10 @@ OutputRule ruleFor(const Value& value, const interp::Shape& shape) {
       rule.reason = fmt::format("{} {}", of, shapeText(shape));
       return rule;
     }
-    // Before opset 13 Softmax flattened from `axis` (default 1) on: the classes of an [N, C]
-    // input are still its last axis.
-    const int64_t fallback = aiOnnxOpset(*node->output(0)) < 13 ? 1 : -1;
-    int64_t axis = node->attrInt("axis", fallback);
+    // Before opset 13 the axis defaults to 1 (Softmax flattened from it on; for [N, C] that is
+    // the last axis all the same), from 13 on to -1.
+    int64_t axis = node->attrInt("axis", aiOnnxOpset(*node->output(0)) < 13 ? 1 : -1);
     if (axis < 0) axis += rank;
-    if (aiOnnxOpset(*node->output(0)) < 13 && axis == 1 && rank == 2) axis = rank - 1;
     return classesAlong(shape, axis,
                         fmt::format("{} over axis {} of {}", of, axis, shapeText(shape)));
   }

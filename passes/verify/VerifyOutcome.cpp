@@ -73,6 +73,11 @@ std::string resultText(const CheckedTensor& t) {
   return t.flagged ? "flagged" : "ok";
 }
 
+// Whether the budget sets any bound (cosine above -1, or a non-negative SQNR or max-abs).
+bool setsBounds(const analysis::ErrorBudget& budget) {
+  return budget.cosine > -1 || budget.sqnrDb >= 0 || budget.maxAbs >= 0;
+}
+
 // Computed only from inputs that carry no error at all.
 bool inputsExact(const CheckedTensor& t) {
   return !t.inputSqnrDb || (std::isinf(*t.inputSqnrDb) && *t.inputSqnrDb > 0);
@@ -91,10 +96,6 @@ void judgeOutput(CheckedTensor& tensor, const VerdictBudget& verdict,
   }
   // An output passes or fails; its value histogram (a few samples of a few values) says little.
   tensor.flagged = !tensor.failures.empty();
-}
-
-bool setsBounds(const analysis::ErrorBudget& budget) {
-  return budget.cosine > -1 || budget.sqnrDb >= 0 || budget.maxAbs >= 0;
 }
 
 void judgeLayer(CheckedTensor& tensor, const analysis::ErrorBudget& layerBudget) {

@@ -56,8 +56,6 @@ void judgeOutput(CheckedTensor& tensor, const VerdictBudget& verdict,
                  const analysis::ErrorBudget& budget);
 /// Fills failures/flagged of an inner layer: it fails only an explicit per-layer budget.
 void judgeLayer(CheckedTensor& tensor, const analysis::ErrorBudget& layerBudget);
-/// Whether the budget sets any bound (cosine above -1, or a non-negative SQNR or max-abs).
-bool setsBounds(const analysis::ErrorBudget& budget);
 /// Marks (weakest, flagged) the `count` layers of lowest SQNR.
 void markWeakest(std::vector<CheckedTensor>& layers, size_t count);
 

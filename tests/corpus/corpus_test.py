@@ -99,12 +99,12 @@ def graph_inputs(model):
     return [i for i in model.graph.input if i.name not in inits]
 
 
-def write_samples(model, entry, work):
-    """CALIB_SAMPLES folders of <input>.npy; sample 0 is also the input of the single runs."""
+def write_samples(model, entry, work, count=CALIB_SAMPLES):
+    """`count` folders of <input>.npy; sample 0 is also the input of the single runs."""
     rng = np.random.default_rng(zlib.crc32(entry["name"].encode()))  # stable across runs
     calib = os.path.join(work, "calib")
     shutil.rmtree(calib, ignore_errors=True)
-    for s in range(CALIB_SAMPLES):
+    for s in range(count):
         d = os.path.join(calib, f"sample_{s:03d}")
         os.makedirs(d)
         for i in graph_inputs(model):
@@ -113,6 +113,18 @@ def write_samples(model, entry, work):
             dtype = NUMPY_OF_ONNX[i.type.tensor_type.elem_type]
             np.save(os.path.join(d, file_stem(i.name) + ".npy"), draw(entry["inputs"][i.name], dtype, rng))
     return calib, os.path.join(calib, "sample_000")
+
+
+def models_with_samples(names, root, count):
+    """(name, model path, calibration folder, work folder) per corpus model of `names`, fetched
+    and checked, with `count` samples drawn as this test draws them under root/<name>."""
+    paths = fetch_corpus.fetch(only=names)
+    corpus = {e["name"]: e for e in fetch_corpus.load_corpus()["models"]}
+    for name in names:
+        work = os.path.join(root, name)
+        os.makedirs(work, exist_ok=True)
+        calib, _ = write_samples(onnx.load(paths[name]), corpus[name], work, count)
+        yield name, paths[name], calib, work
 
 
 def run(cmd, timeout=900):

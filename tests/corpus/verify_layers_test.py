@@ -13,8 +13,6 @@ import re
 import subprocess
 import sys
 
-import onnx
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
@@ -47,21 +45,15 @@ def main():
     ap.add_argument("--only", default="")
     args = ap.parse_args()
     names = [n for n in args.only.split(",") if n] or MODELS
-    try:
-        paths = fetch_corpus.fetch(only=names)
-    except fetch_corpus.FetchError as e:
-        print(f"FAILED: {e}")
-        return 1
-    corpus = {e["name"]: e for e in fetch_corpus.load_corpus()["models"]}
-    corpus_test.CALIB_SAMPLES = SAMPLES
     failures = []
     print("| model | trt-int8 exit | layers compared | weakest layer | with layer-sqnr=45 |")
     print("|---|---|---|---|---|")
-    for name in names:
-        work = os.path.join(args.work, name)
-        os.makedirs(work, exist_ok=True)
-        fp32 = paths[name]
-        calib, _ = corpus_test.write_samples(onnx.load(fp32), corpus[name], work)
+    try:
+        models = list(corpus_test.models_with_samples(names, args.work, SAMPLES))
+    except fetch_corpus.FetchError as e:
+        print(f"FAILED: {e}")
+        return 1
+    for name, fp32, calib, work in models:
         out = os.path.join(work, "int8.onnx")
         common = ["--calib-data", calib, fp32, out]
         rc, err = run([args.qopt, "-p", pipeline("layers=all"), *common])

@@ -29,9 +29,8 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
     // Read lazily, through the run's shared cache: past its bound a sample lives only until it
     // has run, however many the folder holds.
     run.origin = "calib:" + context.data.calibData;
-    analysis::SampleCache& data =
-        analysis::sampleCache(context, context.data.calibData,
-                              analysis::inputSpecs(model.graph(), context.data));
+    analysis::SampleCache& data = analysis::sampleCache(
+        context, context.data.calibData, analysis::inputSpecs(model.graph(), context.data));
     forEachSample = [&data, limit](const auto& fn) { data.forEach(fn, limit); };
   } else {
     randomSamples = analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit,

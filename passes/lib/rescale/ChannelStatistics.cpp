@@ -131,8 +131,8 @@ std::map<const Value*, ChannelStatistics> collectChannelStatistics(
     const Model& model, const std::vector<ChannelRequest>& requests, PassContext& context,
     size_t sampleLimit, const std::string& passName, size_t* samplesSeen) {
   const std::string& path = context.data.calibData;
-  analysis::SampleCache& data = analysis::sampleCache(
-      context, path, analysis::inputSpecs(model.graph(), context.data));
+  analysis::SampleCache& data =
+      analysis::sampleCache(context, path, analysis::inputSpecs(model.graph(), context.data));
   ChannelObserver observer(model, requests);
   interp::RunOptions options;
   options.threads = 0;  // one sample at a time, each on every core: the order stays fixed
