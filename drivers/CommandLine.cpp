@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "qopt/ir/Error.h"
+#include "qopt/pass/PassContext.h"
 #include "qopt/pass/Suggest.h"
 
 // gflags keeps the flag definitions and values; the parsing is qopt's own (below), so that an
@@ -35,6 +36,9 @@ DEFINE_string(input_values, "",
               "Values of inputs that steer the model (If conditions, Loop trip counts, shapes) "
               "where no data is given: sr=16000,shape=[1,3,8,8]");
 DEFINE_uint64(seed, 0, "Seed for passes that sample");
+DEFINE_int32(threads, 0, "Threads that run calibration and evaluation samples (0: every core)");
+DEFINE_string(max_memory, "",
+              "Memory the passes' data may take (512M, 8G; default: half the machine's memory)");
 DEFINE_bool(time_passes, false, "Print the wall time of every pass (stderr)");
 DEFINE_bool(print_after_all, false, "Print the IR after every pass (stderr)");
 DEFINE_string(print_after, "", "Print the IR after the named passes (repeatable, comma-separated)");
@@ -178,6 +182,12 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.inputShapes = FLAGS_input_shapes;
   options.inputValues = FLAGS_input_values;
   options.seed = FLAGS_seed;
+  if (FLAGS_threads < 0 || FLAGS_threads > 1024) {
+    throw usage(fmt::format("--threads must be from 0 to 1024, got {}", FLAGS_threads));
+  }
+  options.threads = FLAGS_threads;
+  options.maxMemory = FLAGS_max_memory;
+  if (isExplicit("max_memory")) parseMemorySize(options.maxMemory, "--max-memory");
   options.timePasses = FLAGS_time_passes;
   options.printAfterAll = FLAGS_print_after_all;
   options.verifyEach = FLAGS_verify_each;

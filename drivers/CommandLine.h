@@ -33,6 +33,8 @@ struct DriverOptions {
   std::string inputShapes;
   std::string inputValues;
   uint64_t seed = 0;
+  int threads = 0;        // --threads; 0: every hardware thread
+  std::string maxMemory;  // --max-memory; empty: the default share of the machine
 
   bool timePasses = false;
   bool printAfterAll = false;

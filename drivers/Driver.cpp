@@ -102,6 +102,10 @@ Files checkFiles(const DriverOptions& options) {
 void configureContext(const DriverOptions& options, PassContext& context, std::ostream& err) {
   context.target = options.target;
   context.seed = options.seed;
+  context.resources.threads = static_cast<size_t>(options.threads);
+  if (!options.maxMemory.empty()) {
+    context.resources.maxMemoryBytes = parseMemorySize(options.maxMemory, "--max-memory");
+  }
   context.data.calibData = options.calibData;
   context.data.evalData = options.evalData;
   if (!options.inputShapes.empty())

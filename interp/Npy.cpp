@@ -52,7 +52,21 @@ std::string_view dictValue(std::string_view header, std::string_view key, const 
 
 }  // namespace
 
-Array parseNpy(std::string_view bytes, const std::string& file) {
+namespace {
+
+// What a .npy header says, and where its data starts.
+struct NpyHeader {
+  const DtypeInfo* info = nullptr;
+  std::string descr;
+  Shape shape;
+  bool fortran = false;
+  bool swap = false;
+  int size = 0;
+  size_t dataStart = 0;
+};
+
+// Parses the header at the start of `bytes` (which may stop after it).
+NpyHeader parseNpyHeader(std::string_view bytes, const std::string& file) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic) bad(file, "missing the \\x93NUMPY magic");
   auto major = static_cast<uint8_t>(bytes[6]);
   size_t headerLength;
@@ -123,8 +137,39 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
     pos = next + 1;
   }
 
+  NpyHeader parsed;
+  parsed.info = info;
+  parsed.descr = descr;
+  parsed.shape = std::move(shape);
+  parsed.fortran = fortran;
+  parsed.swap = swap;
+  parsed.size = size;
+  parsed.dataStart = headerStart + headerLength;
+  return parsed;
+}
+
+// Byte order and bool normalisation of data read as stored.
+void fixStored(Array& array, const NpyHeader& h) {
+  if (h.swap) {
+    std::byte* p = array.bytes();
+    for (int64_t i = 0; i < array.numel(); ++i, p += h.size) std::reverse(p, p + h.size);
+  }
+  if (h.info->type == DataType::Bool) {
+    auto* p = array.data<uint8_t>();
+    for (int64_t i = 0; i < array.numel(); ++i) p[i] = p[i] != 0;
+  }
+}
+
+}  // namespace
+
+Array parseNpy(std::string_view bytes, const std::string& file) {
+  NpyHeader h = parseNpyHeader(bytes, file);
+  const DtypeInfo* info = h.info;
+  const std::string& descr = h.descr;
+  const Shape& shape = h.shape;
+  const bool fortran = h.fortran;
+  const size_t dataStart = h.dataStart;
   // Check the data length against the header before allocating: a header may declare any shape.
-  size_t dataStart = headerStart + headerLength;
   uint64_t expected = static_cast<uint64_t>(dataTypeBits(info->type) / 8);
   bool empty = std::find(shape.begin(), shape.end(), 0) != shape.end();
   for (int64_t d : empty ? Shape{} : shape) {
@@ -148,14 +193,7 @@ Array parseNpy(std::string_view bytes, const std::string& file) {
                     bytes.size() - dataStart, descr, fmt::join(shape, ","), array.byteSize()));
   }
   if (array.byteSize() > 0) std::memcpy(array.bytes(), bytes.data() + dataStart, array.byteSize());
-  if (swap) {
-    std::byte* p = array.bytes();
-    for (int64_t i = 0; i < array.numel(); ++i, p += size) std::reverse(p, p + size);
-  }
-  if (info->type == DataType::Bool) {
-    auto* p = array.data<uint8_t>();
-    for (int64_t i = 0; i < array.numel(); ++i) p[i] = p[i] != 0;
-  }
+  fixStored(array, h);
   if (fortran && array.rank() > 1) {
     std::vector<int64_t> perm(static_cast<size_t>(array.rank()));
     for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(perm.size() - 1 - i);
@@ -171,6 +209,65 @@ Array readNpy(const std::filesystem::path& path) {
   content << in.rdbuf();
   if (in.bad()) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
   return parseNpy(content.str(), path.string());
+}
+
+namespace {
+
+// The header of `path` (its first bytes only), with the file's size.
+NpyHeader readHeader(std::ifstream& in, const std::filesystem::path& path, uint64_t& fileSize) {
+  in.seekg(0, std::ios::end);
+  fileSize = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  std::string head(static_cast<size_t>(std::min<uint64_t>(fileSize, 1 << 16)), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
+  return parseNpyHeader(head, path.string());
+}
+
+}  // namespace
+
+Shape readNpyShape(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot open the file");
+  uint64_t fileSize = 0;
+  return readHeader(in, path, fileSize).shape;
+}
+
+Array readNpyRows(const std::filesystem::path& path, int64_t first, int64_t count) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot open the file");
+  uint64_t fileSize = 0;
+  const NpyHeader h = readHeader(in, path, fileSize);
+  if (h.shape.empty() || first < 0 || count < 0 || first + count > h.shape[0]) {
+    bad(path.string(), fmt::format("rows {} to {} are outside its shape [{}]", first, first + count,
+                                   fmt::join(h.shape, ",")));
+  }
+  if (h.fortran && h.shape.size() > 1) {  // rows are not contiguous: read it whole
+    Array whole = readNpy(path);
+    Shape shape = whole.shape();
+    shape[0] = count;
+    Array part(whole.dataType(), shape);
+    const size_t rowBytes = whole.byteSize() / static_cast<size_t>(whole.dim(0));
+    std::memcpy(part.bytes(), whole.bytes() + static_cast<size_t>(first) * rowBytes,
+                part.byteSize());
+    return part;
+  }
+  Shape shape = h.shape;
+  shape[0] = count;
+  Array part(h.info->type, shape);
+  uint64_t rowBytes = static_cast<uint64_t>(h.size);
+  for (size_t d = 1; d < h.shape.size(); ++d) rowBytes *= static_cast<uint64_t>(h.shape[d]);
+  const uint64_t total = rowBytes * static_cast<uint64_t>(h.shape[0]);
+  if (fileSize - h.dataStart != total) {
+    bad(path.string(),
+        fmt::format("{} bytes of data for dtype '{}' and shape [{}], expected {}",
+                    fileSize - h.dataStart, h.descr, fmt::join(h.shape, ","), total));
+  }
+  in.seekg(static_cast<std::streamoff>(h.dataStart + static_cast<uint64_t>(first) * rowBytes));
+  in.read(reinterpret_cast<char*>(part.bytes()), static_cast<std::streamsize>(part.byteSize()));
+  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
+  fixStored(part, h);
+  return part;
 }
 
 std::string serializeNpy(const Array& array) {

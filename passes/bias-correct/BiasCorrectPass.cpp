@@ -89,22 +89,20 @@ class BiasCorrectPass : public Pass {
                   "that quantizes, after insert-qdq)");
       return result;
     }
-    std::string origin;
-    std::vector<analysis::Sample> samples =
-        analysis::samplesFor(model.graph(), context, /*preferEval=*/false,
-                             static_cast<size_t>(*samples_), kRandomSamples, origin);
-    if (samples.empty()) {
-      throw Error(ErrorKind::Input, context.data.calibData, {},
-                  "bias-correct: the calibration data holds no sample");
-    }
-    if (origin == "random") {
+    analysis::SampleSource source =
+        analysis::sampleSource(model.graph(), context, /*preferEval=*/false,
+                               static_cast<size_t>(*samples_), kRandomSamples);
+    const std::string& origin = source.origin();
+    if (source.isRandom()) {
       context.diagnostics().warning(fmt::format(
           "bias-correct: no --calib-data given: measuring on {} random samples; the means of "
           "real inputs differ",
-          samples.size()));
+          source.expectedCount().value_or(0)));
     }
+    analysis::SampleWorkers& workers = analysis::sampleWorkers(context);
+    size_t samples = 0;
     std::vector<biascorrect::ChannelShift> shifts =
-        biascorrect::measureChannelShifts(model, layers, *mode_, samples);
+        biascorrect::measureChannelShifts(workers, model, layers, *mode_, source, &samples);
     std::vector<size_t> chosen;
     for (size_t k = 0; k < layers.size(); ++k) {
       if (shifts[k].rescaledShare > biascorrect::kMaxRescaledShare) {
@@ -132,14 +130,14 @@ class BiasCorrectPass : public Pass {
     Json& out = context.results()["bias-correct"];
     out = Json::object();
     if (*check_ && !chosen.empty() &&
-        !outputsImprove(model, *original, context, layers, shifts, chosen, samples, result, out)) {
+        !outputsImprove(model, *original, context, layers, shifts, chosen, source, result, out)) {
       chosen.clear();
     }
     for (size_t k : chosen) apply(layers[k], shifts[k], result);
     result.changed = result.statistics["biases-corrected"] + result.statistics["biases-added"] > 0;
     out["mode"] = std::string(*mode_ == ShiftMode::Analytic ? "analytic" : "empirical");
     out["data"] = origin;
-    out["samples"] = static_cast<uint64_t>(samples.size());
+    out["samples"] = static_cast<uint64_t>(samples);
     out["biases-changed"] =
         result.statistics["biases-corrected"] + result.statistics["biases-added"];
     analysis::publishOutcome(context, analysis::BiasCorrectOutcome{out["biases-changed"].asInt()});
@@ -154,7 +152,7 @@ class BiasCorrectPass : public Pass {
   bool outputsImprove(const Model& model, const Model& original, PassContext& context,
                       const std::vector<biascorrect::CorrectedLayer>& layers,
                       const std::vector<biascorrect::ChannelShift>& shifts,
-                      const std::vector<size_t>& chosen, std::span<const analysis::Sample> samples,
+                      const std::vector<size_t>& chosen, analysis::SampleSource& source,
                       PassResult& result, Json& out) const {
     std::unique_ptr<Model> corrected = model.clone();
     PassResult scratch;
@@ -168,7 +166,10 @@ class BiasCorrectPass : public Pass {
       std::string why;
       biascorrect::subtractFromBias(copies[k], shifts[k].mean, why);
     }
-    const quant::OutputNoise noise(original, samples);
+    const quant::OutputNoise noise(analysis::sampleWorkers(context), original, source,
+                                   analysis::keptBytes(context),
+                                   "bias-correct: checking the outputs");
+    const size_t samples = noise.samples();
     const std::optional<double> before = noise.of(model);
     const std::optional<double> after = noise.of(*corrected);
     if (!before || !after) {
@@ -180,7 +181,7 @@ class BiasCorrectPass : public Pass {
     auto db = [](double n) { return n > 0 ? -10.0 * std::log10(n) : INFINITY; };
     auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json("inf"); };
     Json check = Json::object();
-    check["samples"] = static_cast<uint64_t>(samples.size());
+    check["samples"] = static_cast<uint64_t>(samples);
     check["uncorrected-sqnr-db"] = number(db(*before));
     check["corrected-sqnr-db"] = number(db(*after));
     const bool kept = db(*after) >= db(*before) - kCheckToleranceDb;
@@ -190,7 +191,7 @@ class BiasCorrectPass : public Pass {
       result.note("model", fmt::format("with the corrections the output SQNR on {} calibration "
                                        "samples goes from {:.2f} to {:.2f} dB (outputs of a "
                                        "Softmax, LogSoftmax or Sigmoid at their logits): kept",
-                                       samples.size(), db(*before), db(*after)));
+                                       samples, db(*before), db(*after)));
       return true;
     }
     result.statistics.add("corrections-rejected", static_cast<int64_t>(chosen.size()));
@@ -199,7 +200,7 @@ class BiasCorrectPass : public Pass {
                               "SQNR on {} calibration samples from {:.2f} to {:.2f} dB (outputs "
                               "of a Softmax, LogSoftmax or Sigmoid at their logits), although "
                               "each lowers its own layer's error",
-                              chosen.size(), samples.size(), db(*before), db(*after)));
+                              chosen.size(), samples, db(*before), db(*after)));
     return false;
   }
 

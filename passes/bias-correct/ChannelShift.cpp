@@ -250,14 +250,37 @@ class ShiftObserver : public interp::CaptureObserver {
 
 }  // namespace
 
-std::vector<ChannelShift> measureChannelShifts(const Model& model,
+std::vector<ChannelShift> measureChannelShifts(analysis::SampleWorkers& workers, const Model& model,
                                                std::span<const CorrectedLayer> layers,
-                                               ShiftMode mode,
-                                               std::span<const analysis::Sample> samples) {
+                                               ShiftMode mode, analysis::SampleSource& source,
+                                               size_t* samples) {
   Probe probe = buildProbe(model, layers, mode);
   const Graph& graph = probe.model->graph();
-  std::vector<ShiftSums> perSample = analysis::observeEachSample(
-      graph, samples, [&] { return ShiftObserver(probe, layers); }, "bias-correct, sample");
+  ShiftSums total;  // sums over the samples, each sample's added in order: deterministic
+  bool first = true;
+  const size_t count = analysis::observeSamples(
+      workers, graph, source, [&] { return ShiftObserver(probe, layers); },
+      [&](ShiftSums&& sample) {
+        if (first) {
+          total = std::move(sample);
+          first = false;
+          return;
+        }
+        for (size_t k = 0; k < total.sum.size(); ++k) {
+          for (size_t c = 0; c < total.sum[k].size(); ++c) {
+            total.sum[k][c] += sample.sum[k][c];
+            total.product[k][c] += sample.product[k][c];
+            total.channelSquared[k][c] += sample.channelSquared[k][c];
+          }
+          total.perChannel[k] += sample.perChannel[k];
+          total.errorSquared[k] += sample.errorSquared[k];
+        }
+      },
+      "bias-correct: measuring");
+  if (samples != nullptr) *samples = count;
+  if (count == 0) {
+    throw Error(ErrorKind::Input, source.origin(), {}, "bias-correct: the data holds no sample");
+  }
   std::vector<ChannelShift> shifts;
   for (size_t k = 0; k < layers.size(); ++k) {
     ChannelShift shift;
@@ -267,15 +290,13 @@ std::vector<ChannelShift> measureChannelShifts(const Model& model,
     // Per channel: the gain (least squares of the layer's output on its float version's) from
     // these sums.
     std::vector<double> product(shift.mean.size(), 0.0), squared(shift.mean.size(), 0.0);
-    for (const ShiftSums& sample : perSample) {  // in sample order: deterministic
-      for (size_t c = 0; c < shift.mean.size(); ++c) {
-        shift.mean[c] += sample.sum[k][c];
-        product[c] += sample.product[k][c];
-        squared[c] += sample.channelSquared[k][c];
-      }
-      count += sample.perChannel[k];
-      errorSquared += sample.errorSquared[k];
+    for (size_t c = 0; c < shift.mean.size(); ++c) {
+      shift.mean[c] += total.sum[k][c];
+      product[c] += total.product[k][c];
+      squared[c] += total.channelSquared[k][c];
     }
+    count += total.perChannel[k];
+    errorSquared += total.errorSquared[k];
     for (double& s : shift.mean) s = count > 0 ? s / static_cast<double>(count) : 0.0;
     double largestSquared = 0, totalSquared = 0, rescaledSquared = 0;
     for (double v : squared) {

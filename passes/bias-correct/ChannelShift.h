@@ -18,6 +18,7 @@
 
 #include "CorrectedLayers.h"
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/SampleStream.h"
 
 namespace qopt::biascorrect {
 
@@ -42,11 +43,13 @@ inline constexpr double kMaxGainDeviation = 0.1;
 /// is taken to compute something else.
 inline constexpr double kMaxRescaledShare = 0.1;
 
-/// One mean per output channel for each layer, in the order given. Throws qopt::Error naming
-/// the sample when the probe fails to run.
-std::vector<ChannelShift> measureChannelShifts(const Model& model,
+/// One mean per output channel for each layer, in the order given, over the samples of
+/// `source` streamed on `workers` (each sample's sums folded in order, then dropped). Throws
+/// qopt::Error naming the sample when the probe fails to run, and (Input) when `source` holds
+/// no sample.
+std::vector<ChannelShift> measureChannelShifts(analysis::SampleWorkers& workers, const Model& model,
                                                std::span<const CorrectedLayer> layers,
-                                               ShiftMode mode,
-                                               std::span<const analysis::Sample> samples);
+                                               ShiftMode mode, analysis::SampleSource& source,
+                                               size_t* samples = nullptr);
 
 }  // namespace qopt::biascorrect

@@ -19,6 +19,7 @@
 #include "Placement.h"
 #include "WeightRounding.h"
 #include "qopt/analysis/Precision.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/constants/ConstantValue.h"
 #include "qopt/half/Converter.h"
 #include "qopt/half/ObservedMagnitudes.h"
@@ -164,8 +165,9 @@ class InsertQdqPass : public Pass {
     std::vector<quant::AutoChoice> choices;
     if (automatic) {
       quant::AutoOutputCheck check;
-      choices = qdq::chooseAutoRanges(model, plan.activations, plan.weights, plannedWeights,
-                                      calibration, spec, scheme, &check);
+      choices =
+          qdq::chooseAutoRanges(analysis::sampleWorkers(context), model, plan.activations,
+                                plan.weights, plannedWeights, calibration, spec, scheme, &check);
       if (check.run) result.note("model", quant::describeOutputCheck(check));
     }
 

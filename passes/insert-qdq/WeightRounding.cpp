@@ -326,7 +326,10 @@ CapturedGrams captureInputGrams(const Model& model, const std::vector<WeightSite
   analysis::SampleCache& data = analysis::sampleCache(
       context, context.data.calibData, analysis::inputSpecs(model.graph(), context.data));
   GramObserver observer(collectors, readers);
-  interp::Interpreter interpreter(model.graph());
+  // One sample at a time (the Gram sums keep their order), each run on all of the run's threads.
+  interp::RunOptions options;
+  options.threads = static_cast<int>(context.resources.threadCount());
+  interp::Interpreter interpreter(model.graph(), options);
   data.forEach(
       [&](analysis::Sample& sample) {
         analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });

@@ -11,7 +11,6 @@
 // without it.
 #include <algorithm>
 #include <optional>
-#include <span>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -40,6 +39,13 @@ struct Step {
 struct Together {
   std::vector<Step> steps;
   analysis::ErrorMetrics metrics;
+};
+
+/// What every candidate is measured on: the samples, streamed again for each, and the float
+/// model's outputs on them.
+struct Measuring {
+  analysis::SampleWorkers& workers;
+  analysis::FloatBaseline& baseline;
 };
 
 class MixedPrecisionPass : public Pass {
@@ -78,22 +84,20 @@ class MixedPrecisionPass : public Pass {
     analysis::FloatBaseline baseline =
         analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name(),
                                        "; the choice of layers is only as good as that data");
-    const std::vector<analysis::Sample>& samples = baseline.samples;
-    const analysis::OutputSets& reference = baseline.reference;
-    const std::string& origin = baseline.origin;
-    analysis::ErrorMetrics initial =
-        analysis::worstOf(analysis::outputErrors(model.graph(), samples, reference));
+    const std::string& origin = baseline.origin();
+    Measuring on{analysis::sampleWorkers(context), baseline};
+    analysis::ErrorMetrics initial = errorOf(model, on);
 
     std::vector<Step> steps;
     analysis::ErrorMetrics finalMetrics = initial;  // with the layers kept in float so far
     bool met = budget.met(initial);
     if (!met && !positions.empty()) {
-      std::vector<Step> ranking = rank(model, samples, reference);
+      std::vector<Step> ranking = rank(model, on);
       std::vector<size_t> inFloat;
       for (const Step& layer : ranking) {
         if (*maxLayers_ > 0 && static_cast<int64_t>(inFloat.size()) >= *maxLayers_) break;
         inFloat.push_back(layer.position);
-        analysis::ErrorMetrics m = errorWith(model, inFloat, samples, reference);
+        analysis::ErrorMetrics m = errorWith(model, inFloat, on);
         met = budget.met(m);
         // A layer whose return to float barely changes the output error stays quantized: the
         // ranking is an estimate, the output error is the measurement.
@@ -109,8 +113,7 @@ class MixedPrecisionPass : public Pass {
       const bool someWithoutGain =
           std::any_of(steps.begin(), steps.end(), [](const Step& s) { return !s.kept; });
       if (!met && someWithoutGain) {
-        if (std::optional<Together> together =
-                returnTogether(model, ranking, samples, reference, budget)) {
+        if (std::optional<Together> together = returnTogether(model, ranking, on, budget)) {
           result.note("model",
                       fmt::format("no layer returned to float alone lowered the output MSE by "
                                   "min-gain={}; {} returned together in rank order met the "
@@ -138,7 +141,7 @@ class MixedPrecisionPass : public Pass {
     result.changed = kept > 0;
 
     context.results()["mixed-precision"] =
-        publish(budget, origin, samples.size(), initial, finalMetrics, steps, met);
+        publish(budget, origin, baseline.samples, initial, finalMetrics, steps, met);
     analysis::MixedPrecisionOutcome outcome;
     outcome.budgetMet = met;
     for (const Step& step : steps) {
@@ -150,28 +153,30 @@ class MixedPrecisionPass : public Pass {
   }
 
  private:
+  // The worst output error of `candidate` against the float model.
+  static analysis::ErrorMetrics errorOf(const Model& candidate, Measuring& on) {
+    return analysis::worstOf(analysis::outputErrors(on.workers, candidate.graph(),
+                                                    on.baseline.source, on.baseline.reference));
+  }
+
   // The worst output error with the layers at `inFloat` (graph positions) returned to float.
   analysis::ErrorMetrics errorWith(const Model& model, const std::vector<size_t>& inFloat,
-                                   std::span<const analysis::Sample> samples,
-                                   const analysis::OutputSets& reference) const {
-    std::unique_ptr<Model> candidate = analysis::withLayersInFloat(model, inFloat, *fallback_);
-    return analysis::worstOf(analysis::outputErrors(candidate->graph(), samples, reference));
+                                   Measuring& on) const {
+    return errorOf(*analysis::withLayersInFloat(model, inFloat, *fallback_), on);
   }
 
   // Layers in rank order return to float together until the budget is met; then each, least
   // sensitive first, is quantized again where the budget holds without it. Nothing when even
   // all of them (or max-layers) miss the budget.
   std::optional<Together> returnTogether(const Model& model, const std::vector<Step>& ranking,
-                                         std::span<const analysis::Sample> samples,
-                                         const analysis::OutputSets& reference,
-                                         const analysis::ErrorBudget& budget) const {
+                                         Measuring& on, const analysis::ErrorBudget& budget) const {
     Together together;
     std::vector<size_t> inFloat;
     bool met = false;
     for (const Step& layer : ranking) {
       if (*maxLayers_ > 0 && static_cast<int64_t>(inFloat.size()) >= *maxLayers_) break;
       inFloat.push_back(layer.position);
-      analysis::ErrorMetrics m = errorWith(model, inFloat, samples, reference);
+      analysis::ErrorMetrics m = errorWith(model, inFloat, on);
       together.steps.push_back({layer.name, layer.op, layer.position, m, true, ""});
       together.metrics = m;
       if (budget.met(m)) {
@@ -186,7 +191,7 @@ class MixedPrecisionPass : public Pass {
         if (j != i && together.steps[j].kept) without.push_back(together.steps[j].position);
       }
       if (without.empty()) break;
-      analysis::ErrorMetrics m = errorWith(model, without, samples, reference);
+      analysis::ErrorMetrics m = errorWith(model, without, on);
       if (!budget.met(m)) continue;
       together.steps[i].kept = false;
       together.steps[i].why = "not needed";
@@ -196,17 +201,17 @@ class MixedPrecisionPass : public Pass {
   }
 
   // The order in which layers return to float (the metrics are the ranking's own).
-  std::vector<Step> rank(const Model& model, std::span<const analysis::Sample> samples,
-                         const analysis::OutputSets& reference) const {
+  std::vector<Step> rank(const Model& model, Measuring& on) const {
     std::vector<Step> order;
     if (*ranking_ == "local") {
-      for (analysis::LocalSensitivity& layer : analysis::measureLocalSensitivity(model, samples)) {
+      for (analysis::LocalSensitivity& layer :
+           analysis::measureLocalSensitivity(on.workers, model, on.baseline.source)) {
         order.push_back({layer.name, layer.op, layer.position, layer.error, true, ""});
       }
       return order;
     }
-    analysis::SensitivityResult measured =
-        analysis::measureSensitivity(model, samples, reference, false, *fallback_);
+    analysis::SensitivityResult measured = analysis::measureSensitivity(
+        on.workers, model, on.baseline.source, on.baseline.reference, false, *fallback_);
     for (analysis::LayerSensitivity& layer : measured.layers) {
       order.push_back({layer.name, layer.op, layer.position, layer.onlyQuantized, true, ""});
     }

@@ -7,7 +7,7 @@
 
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Metrics.h"
-#include "qopt/analysis/SampleCache.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/dense/DenseMath.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
@@ -74,32 +74,33 @@ CapturedActivations captureActivations(const Model& model, const std::vector<con
   CapturedActivations captured;
   if (values.empty()) return captured;
   const Graph& graph = model.graph();
-  std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data);
-  std::vector<analysis::Sample> samples;
-  if (!context.data.calibData.empty()) {
-    captured.origin = "calib:" + context.data.calibData;
-    samples = analysis::sampleCache(context, context.data.calibData, specs).read(limit);
-  } else {
-    captured.origin = "random";
-    std::vector<std::string> warnings;
-    samples = analysis::randomSamples(specs, kRandomAwqSamples, context.seed, &warnings);
-    for (const std::string& w : warnings) context.diagnostics().warning(w);
+  // Samples stream through one interpreter: what is kept (rows up to kMaxActivationRows, or a
+  // Gram matrix) does not grow with the data, and rows are taken in data order.
+  analysis::SampleSource source =
+      analysis::sampleSource(graph, context, /*preferEval=*/false, limit, kRandomAwqSamples);
+  captured.origin = source.origin();
+  if (source.isRandom()) {
     context.diagnostics().warning(
         fmt::format("{}: no --calib-data given: {} reads {} random samples; real activations "
                     "(their outlier channels and correlations) are what it needs",
-                    passName, method, samples.size()));
+                    passName, method, source.expectedCount().value_or(0)));
   }
-  if (samples.empty()) {
+  RowCollector collector(values, widths, keep, captured);
+  interp::RunOptions options;  // one sample at a time (rows in order), each on every thread
+  options.threads = static_cast<int>(context.resources.threadCount());
+  interp::Interpreter interpreter(graph, options);
+  size_t samples = 0;
+  source.forEach([&](analysis::Sample& sample) {
+    analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &collector); });
+    ++samples;
+    return true;
+  });
+  if (samples == 0) {
     throw Error(ErrorKind::Input, context.data.calibData, {},
                 fmt::format("{}: the calibration data holds no sample", passName));
   }
-  RowCollector collector(values, widths, keep, captured);
-  interp::Interpreter interpreter(graph);
-  for (analysis::Sample& sample : samples) {
-    analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &collector); });
-  }
   collector.finish();
-  captured.samples = samples.size();
+  captured.samples = samples;
   return captured;
 }
 

@@ -43,11 +43,11 @@ class SensitivityPass : public Pass {
     analysis::FloatBaseline baseline =
         analysis::measureFloatBaseline(model, context, static_cast<size_t>(*samples_), name(),
                                        ", which ranks layers less reliably than real data");
-    const std::vector<analysis::Sample>& samples = baseline.samples;
-    const analysis::OutputSets& reference = baseline.reference;
-    const std::string& origin = baseline.origin;
+    const size_t samples = baseline.samples;
+    const std::string& origin = baseline.origin();
     analysis::SensitivityResult measured =
-        analysis::measureSensitivity(model, samples, reference, *onlyFloat_, *fallback_);
+        analysis::measureSensitivity(analysis::sampleWorkers(context), model, baseline.source,
+                                     baseline.reference, *onlyFloat_, *fallback_);
 
     Json layers = Json::array();
     int64_t rank = 0;
@@ -66,13 +66,13 @@ class SensitivityPass : public Pass {
     }
     Json published = Json::object();
     published.append("data", origin);
-    published.append("samples", static_cast<int64_t>(samples.size()));
+    published.append("samples", static_cast<int64_t>(samples));
     published.append("fallback", fallback_.spelling());
     published.append("all-quantized", measured.allQuantized.toJson());
     published.append("layers", std::move(layers));
     context.results()["sensitivity"] = std::move(published);
-    context.diagnostics().report(table(measured, samples.size(), origin));
-    result.statistics["samples"] = static_cast<int64_t>(samples.size());
+    context.diagnostics().report(table(measured, samples, origin));
+    result.statistics["samples"] = static_cast<int64_t>(samples);
     return result;
   }
 

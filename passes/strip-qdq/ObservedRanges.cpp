@@ -9,11 +9,23 @@
 
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/FloatCapture.h"
+#include "qopt/analysis/ObservedSamples.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/constants/ConstantValue.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
 namespace qopt::stripqdq {
+namespace {
+
+// The values one sample gave a tensor (empty: lo > hi).
+struct Seen {
+  double lo = INFINITY;
+  double hi = -INFINITY;
+};
+
+}  // namespace
+
 ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, size_t limit,
                                       PassResult& result) {
   ObservedRanges ranges;
@@ -26,25 +38,31 @@ ObservedRanges observeQuantizedInputs(const Model& model, PassContext& context, 
   }
   if (wanted.empty()) return ranges;
   try {
-    std::string origin;
-    std::vector<analysis::Sample> samples =
-        analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit, 0, origin);
-    interp::Interpreter interpreter(model.graph());
-    analysis::FloatCapture observer(
-        std::move(wanted), [&](const Value& value, const interp::Array& array) {
-          Bounds& b = ranges.try_emplace(&value, Bounds{INFINITY, -INFINITY}).first->second;
-          for (float v : array.toFloatVector()) {
-            if (std::isnan(v)) continue;
-            b.lo = std::min(b.lo, static_cast<double>(v));
-            b.hi = std::max(b.hi, static_cast<double>(v));
+    analysis::SampleSource source =
+        analysis::sampleSource(model.graph(), context, /*preferEval=*/false, limit, 0);
+    const size_t samples = analysis::observeSamples(
+        analysis::sampleWorkers(context), model.graph(), source,
+        [&] {
+          return analysis::FloatFold<Seen>(wanted, [](Seen& b, const interp::Array& array) {
+            for (float v : array.toFloatVector()) {
+              if (std::isnan(v)) continue;
+              b.lo = std::min(b.lo, static_cast<double>(v));
+              b.hi = std::max(b.hi, static_cast<double>(v));
+            }
+          });
+        },
+        [&](std::unordered_map<const Value*, Seen>&& sample) {
+          for (const auto& [value, bounds] : sample) {
+            Bounds& b = ranges.try_emplace(value, Bounds{INFINITY, -INFINITY}).first->second;
+            b.lo = std::min(b.lo, bounds.lo);
+            b.hi = std::max(b.hi, bounds.hi);
           }
-        });
-    for (analysis::Sample& sample : samples) {
-      analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });
-    }
+        },
+        "strip-qdq: observing ranges");
+    const std::string& origin = source.origin();
     result.note("calibration data",
-                fmt::format("{} sample(s) ({}) give the ranges of {} quantized tensor(s)",
-                            samples.size(), origin, ranges.size()));
+                fmt::format("{} sample(s) ({}) give the ranges of {} quantized tensor(s)", samples,
+                            origin, ranges.size()));
   } catch (const Error& e) {
     ranges.clear();
     result.missed("calibration data",

@@ -1,8 +1,10 @@
 #include "LayerComparison.h"
 
 #include <algorithm>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -97,12 +99,23 @@ class ReferenceCapture : public interp::CaptureObserver {
   std::unordered_map<const Value*, size_t> runs_;
 };
 
+// One worker's pair of interpreters.
+struct ModelRuns {
+  ModelRuns(const Graph& original, const Graph& current) : original(original), current(current) {}
+  /// What one sample's runs take: the first model's outputs are held while the second runs.
+  uint64_t lastPeakBytes() const { return original.lastPeakBytes() + current.lastPeakBytes(); }
+  interp::Interpreter original;
+  interp::Interpreter current;
+};
+
+using OutputPair = std::pair<std::vector<interp::Array>, std::vector<interp::Array>>;
+
 }  // namespace
 
-ModelErrors compareModels(const Graph& original, const Graph& current,
-                          std::span<const TensorPair> pairs,
-                          std::span<const analysis::Sample> samples, int histogramBins,
-                          bool wholeLayers, const RuleFor& ruleFor) {
+ModelErrors compareModels(analysis::SampleWorkers& workers, const Graph& original,
+                          const Graph& current, std::span<const TensorPair> pairs,
+                          analysis::SampleSource& source, int histogramBins, bool wholeLayers,
+                          const RuleFor& ruleFor) {
   if (original.outputs().size() != current.outputs().size()) {
     throw Error(ErrorKind::Verification, current.model().sourcePath, {},
                 fmt::format("the model has {} outputs now but had {} before the pipeline",
@@ -114,17 +127,17 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   errors.outputRules.resize(current.outputs().size());
   errors.layers.assign(pairs.size(), analysis::ErrorAccumulator(histogramBins));
   errors.pairRules.resize(pairs.size());
-  interp::Interpreter originalRun(original);
-  interp::Interpreter currentRun(current);
+  // The first worker's interpreters also tell which values are fused away.
+  auto firstRuns = std::make_unique<ModelRuns>(original, current);
   std::vector<char> compared(pairs.size(), 1);
   errors.layerHeads.assign(pairs.size(), nullptr);
   if (wholeLayers) {
     std::unordered_set<const Value*> inner;
     std::unordered_map<const Value*, const Node*> heads;
-    for (const interp::Interpreter* run : {&originalRun, &currentRun}) {
+    for (const interp::Interpreter* run : {&firstRuns->original, &firstRuns->current}) {
       for (const interp::FusedLayer& layer : run->fusedLayers()) {
         inner.insert(layer.inner.begin(), layer.inner.end());
-        if (run == &currentRun) heads[layer.output] = layer.head;
+        if (run == &firstRuns->current) heads[layer.output] = layer.head;
       }
     }
     for (size_t i = 0; i < pairs.size(); ++i) {
@@ -138,25 +151,35 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
   analysis::ComparisonQueue queue(kMaxPendingBytes, anyCompared);
   ReferenceCapture referenceCapture(pairs, compared, currentCapture, errors, histogramBins, ruleFor,
                                     queue);
-  bool first = true;
-  for (const analysis::Sample& sample : samples) {
+  // The captures and the queue take one sample at a time, in order: with paired tensors the
+  // samples run on the calling thread.
+  analysis::SampleWorkers serial(1, workers.memoryBytes());
+  analysis::SampleWorkers& running = anyCompared ? serial : workers;
+
+  auto job = [&](ModelRuns& runs, analysis::Sample& sample, size_t) -> OutputPair {
     std::vector<interp::Array> actual = analysis::runningSample(sample, [&] {
-      return currentRun.run(analysis::feedFor(current, sample.inputs),
-                            anyCompared ? &currentCapture : nullptr);
+      return runs.current.run(analysis::feedFor(current, sample.inputs),
+                              anyCompared ? &currentCapture : nullptr);
     });
     std::vector<interp::Array> reference = analysis::runningSample(sample, [&] {
-      return originalRun.run(analysis::feedFor(original, sample.inputs),
-                             anyCompared ? &referenceCapture : nullptr);
+      return runs.original.run(analysis::feedFor(original, sample.inputs),
+                               anyCompared ? &referenceCapture : nullptr);
     });
-    currentCapture.clear();
-    referenceCapture.nextSample();
-    if (first) {
+    if (anyCompared) {
+      currentCapture.clear();
+      referenceCapture.nextSample();
+    }
+    return {std::move(reference), std::move(actual)};
+  };
+  // A fold's error stops the stream: the samples after it are not folded.
+  auto fold = [&](OutputPair&& outputs, size_t index) {
+    const auto& [reference, actual] = outputs;
+    if (index == 0) {
       for (size_t o = 0; o < reference.size(); ++o) {
         errors.outputRules[o] = ruleFor(*original.outputs()[o], reference[o].shape());
         errors.outputs[o] =
             analysis::ErrorAccumulator(histogramBins, errors.outputRules[o].decisions);
       }
-      first = false;
     }
     for (size_t o = 0; o < reference.size(); ++o) {
       const std::string label = fmt::format("output '{}'", current.outputs()[o]->name());
@@ -169,7 +192,13 @@ ModelErrors compareModels(const Graph& original, const Graph& current,
       }
       errors.outputs[o].add(reference[o], actual[o], label);
     }
-  }
+  };
+  errors.samples = analysis::streamSamples<ModelRuns>(
+      running, source, "verify: comparing",
+      [&] {
+        return firstRuns ? std::move(firstRuns) : std::make_unique<ModelRuns>(original, current);
+      },
+      job, fold);
   queue.drain();
   return errors;
 }

@@ -11,6 +11,7 @@
 #include "TensorPairs.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Metrics.h"
+#include "qopt/analysis/SampleStream.h"
 
 namespace qopt::verify {
 
@@ -26,6 +27,7 @@ struct ModelErrors {
   /// By pair, with whole layers: the Conv heading the fused layer whose output the current
   /// tensor is (null for any other tensor).
   std::vector<const Node*> layerHeads;
+  size_t samples = 0;  // the samples compared
 };
 
 /// Both models are fed each sample by input name (passes keep the interface's names), float
@@ -35,9 +37,12 @@ struct ModelErrors {
 /// the like, as TensorRT fuses them) in either model are not compared, so both models run their
 /// layers fused; their accumulators stay empty. Graph outputs and the pairs marked `decides`
 /// count the decisions of their rule (`ruleFor`, asked once, at the first sample).
-ModelErrors compareModels(const Graph& original, const Graph& current,
-                          std::span<const TensorPair> pairs,
-                          std::span<const analysis::Sample> samples, int histogramBins,
-                          bool wholeLayers, const RuleFor& ruleFor);
+/// The samples of `source` stream through both models: on `workers` when only graph outputs are
+/// compared, else one at a time (the paired tensors of one sample are compared while the next
+/// values are computed), so that every accumulator adds the samples in order.
+ModelErrors compareModels(analysis::SampleWorkers& workers, const Graph& original,
+                          const Graph& current, std::span<const TensorPair> pairs,
+                          analysis::SampleSource& source, int histogramBins, bool wholeLayers,
+                          const RuleFor& ruleFor);
 
 }  // namespace qopt::verify

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,6 +22,7 @@
 #include "qopt/analysis/Precision.h"
 #include "qopt/analysis/QuantizedLayers.h"
 #include "qopt/analysis/SampleCache.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/ir/OnnxIO.h"
@@ -111,8 +113,9 @@ class VerifyPass : public Pass {
     outcome.budget = budget();
     outcome.verdict = verdict();
     outcome.layerBudget = {.cosine = *layerCosine_, .sqnrDb = *layerSqnr_, .maxAbs = -1};
-    std::vector<analysis::Sample> samples = loadSamples(model.graph(), context, outcome.data);
-    outcome.samples = samples.size();
+    analysis::SampleSource samples = openSamples(model.graph(), context);
+    outcome.data = samples.origin();
+    analysis::SampleWorkers& workers = analysis::sampleWorkers(context);
     for (const Node* node : model.graph().allNodes()) {
       if (analysis::isWeightedOp(*node)) ++outcome.computeLayers;
     }
@@ -134,12 +137,12 @@ class VerifyPass : public Pass {
     } else {
       outcome.layersMode = "outputs";
     }
-    evaluate(original->graph(), model.graph(), match, samples, wholeLayers, outcome);
+    evaluate(workers, original->graph(), model.graph(), match, samples, wholeLayers, outcome);
     if (!outcome.passed && *layers_ == LayerMode::Outputs && *localize_) {
       // Compare every layer to find where the error starts; outputs were judged already.
       match = verify::matchTensors(original->graph(), model.graph(), names, affines);
       verify::VerifyOutcome localized = outcome;
-      evaluate(original->graph(), model.graph(), match, samples, wholeLayers, localized);
+      evaluate(workers, original->graph(), model.graph(), match, samples, wholeLayers, localized);
       outcome.layers = std::move(localized.layers);
       outcome.firstDivergence = localized.firstDivergence;
       outcome.removedTensors = localized.removedTensors;
@@ -165,20 +168,20 @@ class VerifyPass : public Pass {
             .guard = *guard_};
   }
 
-  std::vector<analysis::Sample> loadSamples(const Graph& graph, PassContext& context,
-                                            std::string& origin) const {
+  // The samples to compare on, read as the comparison goes (any number of them).
+  analysis::SampleSource openSamples(const Graph& graph, PassContext& context) const {
     const size_t limit = static_cast<size_t>(*samples_);
     const size_t randomCount = limit == 0 ? 8 : limit;
-    std::vector<analysis::Sample> samples;
     std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data);
     auto fromPath = [&](const std::string& path, const char* flag, const char* kind) {
       if (path.empty()) {
         throw Error(ErrorKind::Usage, {}, "pass 'verify'",
                     fmt::format("data={} needs {}", kind, flag));
       }
-      origin = fmt::format("{}:{}", kind, path);
-      return analysis::sampleCache(context, path, specs).read(limit);
+      return analysis::SampleSource(analysis::sampleCache(context, path, specs), limit,
+                                    fmt::format("{}:{}", kind, path));
     };
+    std::optional<analysis::SampleSource> samples;
     switch (*data_) {
       case DataChoice::Calib:
         samples = fromPath(context.data.calibData, "--calib-data", "calib");
@@ -187,30 +190,37 @@ class VerifyPass : public Pass {
         samples = fromPath(context.data.evalData, "--eval-data", "eval");
         break;
       case DataChoice::Auto:
-        samples = analysis::samplesFor(graph, context, true, limit, randomCount, origin);
+        samples = analysis::sampleSource(graph, context, true, limit, randomCount);
         break;
       case DataChoice::Random: {
-        origin = "random";
         std::vector<std::string> warnings;
-        samples = analysis::randomSamples(specs, randomCount, context.seed, &warnings);
+        samples = analysis::SampleSource(
+            analysis::randomSamples(specs, randomCount, context.seed, &warnings), "random");
         for (const std::string& w : warnings) context.diagnostics().warning(w);
         break;
       }
     }
-    if (origin == "random") {
+    if (samples->isRandom()) {
       context.diagnostics().warning(fmt::format(
           "verify: no --eval-data or --calib-data: comparing on {} random inputs (seed {}), "
           "which proves less than real data",
-          samples.size(), context.seed));
+          samples->expectedCount().value_or(0), context.seed));
     }
-    if (samples.empty()) {
-      throw Error(ErrorKind::Input, origin, "pass 'verify'", "the data holds no samples");
+    // Only the first sample is read here (the cache keeps it for the comparison).
+    bool any = false;
+    samples->forEach([&](analysis::Sample&) {
+      any = true;
+      return false;
+    });
+    if (!any) {
+      throw Error(ErrorKind::Input, samples->origin(), "pass 'verify'",
+                  "the data holds no samples");
     }
-    return samples;
+    return std::move(*samples);
   }
 
-  void evaluate(const Graph& original, const Graph& current, const verify::TensorMatch& match,
-                const std::vector<analysis::Sample>& samples, bool wholeLayers,
+  void evaluate(analysis::SampleWorkers& workers, const Graph& original, const Graph& current,
+                const verify::TensorMatch& match, analysis::SampleSource& samples, bool wholeLayers,
                 verify::VerifyOutcome& outcome) const {
     // The logits of each output that a Softmax, LogSoftmax or Sigmoid computes in both models
     // are compared as outputs too: saturated probabilities stay within 1e-7 of float on
@@ -230,7 +240,8 @@ class VerifyPass : public Pass {
       logitsOutput.push_back(o);
     }
     verify::ModelErrors errors = verify::compareModels(
-        original, current, pairs, samples, kHistogramBins, wholeLayers, verify::ruleFor);
+        workers, original, current, pairs, samples, kHistogramBins, wholeLayers, verify::ruleFor);
+    outcome.samples = errors.samples;
     outcome.outputs.clear();
     outcome.layers.clear();
     outcome.failures.clear();

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <fmt/format.h>
 
-#include "qopt/analysis/ParallelSamples.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
@@ -27,35 +27,55 @@ Inputs feedFor(const Graph& graph, const Inputs& inputs) {
   return feed;
 }
 
-OutputSets runOutputs(const Graph& graph, std::span<const Sample> samples) {
-  OutputSets sets(samples.size());
-  forEachSample<interp::Interpreter>(
-      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
-      [&](interp::Interpreter& interpreter, size_t i) {
-        sets[i] = runningSample(samples[i],
-                                [&] { return interpreter.run(feedFor(graph, samples[i].inputs)); });
-      });
-  return sets;
+size_t forEachOutputs(SampleWorkers& workers, const Graph& graph, SampleSource& source,
+                      const std::function<void(std::vector<interp::Array>&&, size_t)>& fold,
+                      std::string doing) {
+  return streamSamples<interp::Interpreter>(
+      workers, source, doing, [&] { return std::make_unique<interp::Interpreter>(graph); },
+      [&](interp::Interpreter& interpreter, Sample& sample, size_t) {
+        return runningSample(
+            sample, [&] { return interpreter.run(feedFor(graph, sample.inputs)); }, doing);
+      },
+      fold);
 }
 
-std::vector<ErrorMetrics> outputErrors(const Graph& graph, std::span<const Sample> samples,
-                                       const OutputSets& reference) {
-  OutputSets actual = runOutputs(graph, samples);
+SpillStore collectOutputs(SampleWorkers& workers, const Graph& graph, SampleSource& source,
+                          uint64_t memoryBytes, std::string doing) {
+  SpillStore store(memoryBytes);
+  forEachOutputs(
+      workers, graph, source,
+      [&](std::vector<interp::Array>&& outputs, size_t) { store.push(std::move(outputs)); },
+      std::move(doing));
+  return store;
+}
+
+std::vector<ErrorMetrics> outputErrors(SampleWorkers& workers, const Graph& graph,
+                                       SampleSource& source, const SpillStore& reference,
+                                       std::string doing) {
   const size_t outputs = graph.outputs().size();
   std::vector<ErrorAccumulator> accumulators(outputs, ErrorAccumulator(128, /*decisions=*/true));
-  for (size_t s = 0; s < actual.size() && s < reference.size(); ++s) {
-    if (reference[s].size() != outputs || actual[s].size() != outputs) {
-      throw Error(ErrorKind::Internal, graph.model().sourcePath, {},
-                  "compared models have different numbers of outputs");
-    }
-    for (size_t o = 0; o < outputs; ++o) {
-      accumulators[o].add(reference[s][o], actual[s][o],
-                          fmt::format("output '{}'", graph.outputs()[o]->name()));
-    }
-  }
+  forEachOutputs(
+      workers, graph, source,
+      [&](std::vector<interp::Array>&& actual, size_t s) {
+        if (s >= reference.size()) return;
+        const std::vector<interp::Array> expected = reference.get(s);
+        if (expected.size() != outputs || actual.size() != outputs) {
+          throw Error(ErrorKind::Internal, graph.model().sourcePath, {},
+                      "compared models have different numbers of outputs");
+        }
+        for (size_t o = 0; o < outputs; ++o) {
+          accumulators[o].add(expected[o], actual[o],
+                              fmt::format("output '{}'", graph.outputs()[o]->name()));
+        }
+      },
+      std::move(doing));
   std::vector<ErrorMetrics> metrics;
   for (const ErrorAccumulator& a : accumulators) metrics.push_back(a.result());
   return metrics;
+}
+
+uint64_t keptBytes(const PassContext& context) {
+  return std::min<uint64_t>(uint64_t{64} << 20, context.resources.maxMemoryBytes / 8);
 }
 
 ErrorMetrics worstOf(std::span<const ErrorMetrics> metrics) {

@@ -219,6 +219,17 @@ DataSet DataSet::open(const fs::path& path, std::vector<InputSpec> inputs) {
     }
     set.layout_ = Layout::SingleFile;
     set.entries_ = {path};
+    const InputSpec& spec = set.inputs_.front();
+    if (path.extension() == ".npy" && spec.rankKnown && !spec.dims.empty() && spec.dims[0] &&
+        *spec.dims[0] > 0) {
+      const interp::Shape shape = interp::readNpyShape(path);
+      const int64_t batch = *spec.dims[0];
+      if (shape.size() == spec.dims.size() && shape[0] > batch && shape[0] % batch == 0) {
+        set.rowsPerSample_ = batch;
+        set.entries_.assign(static_cast<size_t>(shape[0] / batch), path);
+        for (int64_t row = 0; row < shape[0]; row += batch) set.firstRows_.push_back(row);
+      }
+    }
     return set;
   }
   std::vector<fs::path> files = sortedChildren(path, false);
@@ -250,7 +261,21 @@ DataSet DataSet::open(const fs::path& path, std::vector<InputSpec> inputs) {
                                fmt::join(expected, ", ")));
 }
 
-std::vector<Sample> DataSet::loadEntry(const fs::path& entry) const {
+std::vector<Sample> DataSet::loadEntry(size_t index) const {
+  const fs::path& entry = entries_.at(index);
+  if (!firstRows_.empty()) {
+    const InputSpec& spec = inputs_.front();
+    interp::Array rows;
+    try {
+      rows = interp::readNpyRows(entry, firstRows_[index], rowsPerSample_);
+    } catch (const Error& e) {
+      throw e.withFile(entry.string());
+    }
+    Sample sample;
+    sample.source = fmt::format("{}[{}]", entry.string(), index);
+    sample.inputs.emplace(spec.name, checkedArray(convertFloatType(rows, spec.type), spec, entry));
+    return {std::move(sample)};
+  }
   if (layout_ == Layout::SingleFile || layout_ == Layout::FilePerSample) {
     const InputSpec& spec = inputs_.front();
     interp::Array array = convertFloatType(readArray(entry), spec.type);
@@ -279,7 +304,7 @@ std::vector<Sample> DataSet::loadEntry(const fs::path& entry) const {
 
 void DataSet::forEach(const std::function<bool(Sample&)>& fn, size_t limit) const {
   size_t given = 0;
-  for (const fs::path& entry : entries_) {
+  for (size_t entry = 0; entry < entries_.size(); ++entry) {
     for (Sample& sample : loadEntry(entry)) {
       if (limit != 0 && given >= limit) return;
       ++given;
@@ -383,30 +408,6 @@ interp::Array convertFloatType(const interp::Array& array, DataType type) {
   std::vector<double> values(static_cast<size_t>(array.numel()));
   for (int64_t i = 0; i < array.numel(); ++i) values[static_cast<size_t>(i)] = array.getDouble(i);
   return interp::Array::fromTensor(Tensor::fromDoubles(type, array.shape(), values));
-}
-
-std::vector<Sample> samplesFor(const Graph& graph, PassContext& context, bool preferEval,
-                               size_t limit, size_t randomCount, std::string& origin) {
-  std::vector<InputSpec> specs = inputSpecs(graph, context.data);
-  const std::string& eval = context.data.evalData;
-  const std::string& calib = context.data.calibData;
-  if (preferEval && !eval.empty()) {
-    origin = "eval:" + eval;
-    return sampleCache(context, eval, specs).read(limit);
-  }
-  if (!calib.empty()) {
-    origin = "calib:" + calib;
-    return sampleCache(context, calib, specs).read(limit);
-  }
-  if (!eval.empty()) {
-    origin = "eval:" + eval;
-    return sampleCache(context, eval, specs).read(limit);
-  }
-  origin = "random";
-  std::vector<std::string> warnings;
-  std::vector<Sample> samples = randomSamples(specs, randomCount, context.seed, &warnings);
-  for (const std::string& w : warnings) context.diagnostics().warning(w);
-  return samples;
 }
 
 }  // namespace qopt::analysis

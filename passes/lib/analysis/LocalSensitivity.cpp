@@ -175,23 +175,30 @@ class PairObserver : public interp::CaptureObserver {
 
 }  // namespace
 
-std::vector<LocalSensitivity> measureLocalSensitivity(const Model& model,
-                                                      std::span<const Sample> samples) {
+std::vector<LocalSensitivity> measureLocalSensitivity(SampleWorkers& workers, const Model& model,
+                                                      SampleSource& source,
+                                                      const std::string& doing) {
   Probe probe = buildProbe(model);
   const Graph& graph = probe.model->graph();
-  std::vector<std::vector<NoiseSums>> perSample =
-      observeEachSample(graph, samples, [&] { return PairObserver(probe); });
   std::vector<LocalSensitivity> layers = std::move(probe.layers);
+  // Folded in sample order, each total from zero: the same sums whatever the thread count.
+  std::vector<NoiseSums> totals(layers.size());
+  observeSamples(
+      workers, graph, source, [&] { return PairObserver(probe); },
+      [&](std::vector<NoiseSums>&& sample) {
+        for (size_t k = 0; k < totals.size(); ++k) {
+          NoiseSums& total = totals[k];
+          total.signal += sample[k].signal;
+          total.noise += sample[k].noise;
+          total.product += sample[k].product;
+          total.actual += sample[k].actual;
+          total.count += sample[k].count;
+          total.nonFinite += sample[k].nonFinite;
+        }
+      },
+      doing);
   for (size_t k = 0; k < layers.size(); ++k) {
-    NoiseSums total;
-    for (const std::vector<NoiseSums>& sample : perSample) {  // in sample order: deterministic
-      total.signal += sample[k].signal;
-      total.noise += sample[k].noise;
-      total.product += sample[k].product;
-      total.actual += sample[k].actual;
-      total.count += sample[k].count;
-      total.nonFinite += sample[k].nonFinite;
-    }
+    const NoiseSums& total = totals[k];
     ErrorMetrics& m = layers[k].error;
     m.count = total.count;
     m.nonFinite = total.nonFinite;

@@ -1,16 +1,14 @@
 #include "qopt/analysis/SampleCache.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "qopt/analysis/SampleStream.h"
 
 namespace qopt::analysis {
 
 namespace {
-
-uint64_t sampleBytes(const Sample& sample) {
-  uint64_t bytes = 0;
-  for (const auto& [name, array] : sample.inputs) bytes += array.byteSize();
-  return bytes;
-}
 
 // One cache per path and reading of the inputs (names, types, dims fixed by --input-shapes).
 std::string cacheKey(const std::filesystem::path& path, const std::vector<InputSpec>& inputs) {
@@ -57,14 +55,13 @@ void SampleCache::forEach(const std::function<bool(Sample&)>& fn, size_t limit) 
   }
 }
 
-std::vector<Sample> SampleCache::read(size_t limit) {
-  return readSamples(*this, limit);
-}
-
 SampleCache& sampleCache(PassContext& context, const std::filesystem::path& path,
                          const std::vector<InputSpec>& inputs) {
-  return context.analysis<SampleCache>(cacheKey(path, inputs), PassContext::AnalysisScope::Data,
-                                       [&] { return SampleCache(DataSet::open(path, inputs)); });
+  return context.analysis<SampleCache>(
+      cacheKey(path, inputs), PassContext::AnalysisScope::Data, [&] {
+        return SampleCache(DataSet::open(path, inputs),
+                           std::min(kSampleCacheBytes, context.resources.maxMemoryBytes / 8));
+      });
 }
 
 }  // namespace qopt::analysis

@@ -53,15 +53,17 @@ FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, siz
           passName, corrected->biasesChanged, passName));
     }
   }
-  FloatBaseline baseline;
-  baseline.samples = samplesFor(model.graph(), context, true, sampleLimit,
-                                sampleLimit == 0 ? 8 : sampleLimit, baseline.origin);
+  const size_t randomCount = sampleLimit == 0 ? 8 : sampleLimit;
+  SampleSource source = sampleSource(model.graph(), context, true, sampleLimit, randomCount);
   std::unique_ptr<Model> floatModel = floatReference(model);
-  baseline.reference = runOutputs(floatModel->graph(), baseline.samples);
+  SpillStore reference =
+      collectOutputs(sampleWorkers(context), floatModel->graph(), source, keptBytes(context));
+  const size_t samples = reference.size();
+  FloatBaseline baseline{std::move(source), std::move(reference), samples};
   if (baseline.randomInputs()) {
     context.diagnostics().warning(
         fmt::format("{}: no --eval-data or --calib-data: measuring on {} random inputs (seed {}){}",
-                    passName, baseline.samples.size(), context.seed, randomInputsNote));
+                    passName, baseline.samples, context.seed, randomInputsNote));
   }
   return baseline;
 }
@@ -74,24 +76,25 @@ std::vector<size_t> quantizedLayerPositions(const Model& model) {
   return positions;
 }
 
-SensitivityResult measureSensitivity(const Model& model, std::span<const Sample> samples,
-                                     const OutputSets& reference, bool measureOnlyFloat,
-                                     FloatFallback fallback) {
+SensitivityResult measureSensitivity(SampleWorkers& workers, const Model& model,
+                                     SampleSource& source, const SpillStore& reference,
+                                     bool measureOnlyFloat, FloatFallback fallback,
+                                     const std::string& doing) {
+  // Each candidate streams the samples again: only the float outputs are kept between them.
+  auto errorOf = [&](const Model& candidate) {
+    return worstOf(outputErrors(workers, candidate.graph(), source, reference, doing));
+  };
   SensitivityResult result;
   std::vector<QuantizedLayer> layers = findQuantizedLayers(model.graph());
-  result.allQuantized = worstOf(outputErrors(model.graph(), samples, reference));
+  result.allQuantized = errorOf(model);
   for (const QuantizedLayer& layer : layers) {
     LayerSensitivity entry;
     entry.name = layer.name;
     entry.op = layer.node->opType();
     entry.position = layer.position;
     size_t self[] = {layer.position};
-    std::unique_ptr<Model> onlyQuantized = withOnlyLayersQuantized(model, self);
-    entry.onlyQuantized = worstOf(outputErrors(onlyQuantized->graph(), samples, reference));
-    if (measureOnlyFloat) {
-      std::unique_ptr<Model> onlyFloat = withLayersInFloat(model, self, fallback);
-      entry.onlyFloat = worstOf(outputErrors(onlyFloat->graph(), samples, reference));
-    }
+    entry.onlyQuantized = errorOf(*withOnlyLayersQuantized(model, self));
+    if (measureOnlyFloat) entry.onlyFloat = errorOf(*withLayersInFloat(model, self, fallback));
     result.layers.push_back(std::move(entry));
   }
   std::stable_sort(result.layers.begin(), result.layers.end(),

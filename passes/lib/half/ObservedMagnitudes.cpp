@@ -10,7 +10,8 @@
 
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/FloatCapture.h"
-#include "qopt/analysis/SampleCache.h"
+#include "qopt/analysis/ObservedSamples.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 
@@ -40,34 +41,39 @@ Magnitudes observeMagnitudes(const Model& model, PassContext& context, PassResul
     }
   }
   try {
-    std::vector<analysis::InputSpec> specs = analysis::inputSpecs(graph, context.data);
-    std::vector<analysis::Sample> samples;
-    std::string origin;
-    if (!context.data.calibData.empty()) {
-      samples =
-          analysis::sampleCache(context, context.data.calibData, specs).read(kCalibrationSamples);
-      origin = fmt::format("--calib-data {}", context.data.calibData);
-    } else {
-      samples = analysis::randomSamples(specs, kRandomSamples, context.seed);
-      origin = "random inputs; --calib-data gives the real ranges";
-    }
-    interp::Interpreter interpreter(graph);
-    analysis::FloatCapture observer(std::move(wanted),
-                                    [&](const Value& value, const interp::Array& array) {
-                                      double& m = magnitudes[&value];
-                                      m = std::max(m, maxAbs(array));
-                                    });
-    for (analysis::Sample& sample : samples) {
+    const bool given = !context.data.calibData.empty();
+    const std::string origin =
+        given ? fmt::format("--calib-data {}", context.data.calibData)
+              : std::string("random inputs; --calib-data gives the real ranges");
+    analysis::SampleSource source =
+        analysis::sampleSource(graph, context, /*preferEval=*/false,
+                               given ? kCalibrationSamples : kRandomSamples, kRandomSamples);
+    auto foldMax = [&](std::unordered_map<const Value*, double>&& sample) {
+      for (const auto& [value, m] : sample) {
+        double& into = magnitudes[value];
+        into = std::max(into, m);
+      }
+    };
+    const size_t samples = analysis::observeSamples(
+        analysis::sampleWorkers(context), graph, source,
+        [&] {
+          return analysis::FloatFold<double>(
+              wanted, [](double& m, const interp::Array& a) { m = std::max(m, maxAbs(a)); });
+        },
+        [&](std::unordered_map<const Value*, double>&& sample) { foldMax(std::move(sample)); },
+        "to-fp16: observing ranges");
+    // The graph inputs' own ranges.
+    source.forEach([&](analysis::Sample& sample) {
       for (const auto& [name, array] : sample.inputs) {
         if (const Value* input = graph.findValue(name); input != nullptr) {
           double& m = magnitudes[input];
           m = std::max(m, maxAbs(array));
         }
       }
-      analysis::runningSample(sample, [&] { return interpreter.run(sample.inputs, &observer); });
-    }
+      return true;
+    });
     result.note("model", fmt::format("ranges of {} tensor(s) observed on {} sample(s) ({})",
-                                     magnitudes.size(), samples.size(), origin));
+                                     magnitudes.size(), samples, origin));
   } catch (const Error& e) {
     magnitudes.clear();
     result.missed("model", "ranges not observed: the model cannot be run (" +

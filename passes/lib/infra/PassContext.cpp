@@ -1,8 +1,12 @@
 #include "qopt/pass/PassContext.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -26,6 +30,60 @@ void PassContext::invalidateModelAnalyses(const std::vector<std::string>& preser
     }
     return true;
   });
+}
+
+uint64_t Resources::defaultMaxMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0) return uint64_t{4} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 2;
+}
+
+size_t Resources::threadCount() const {
+  if (threads > 0) return threads;
+  return std::max<size_t>(1, std::thread::hardware_concurrency());
+}
+
+uint64_t parseMemorySize(std::string_view text, std::string_view flag) {
+  auto bad = [&](std::string_view why) {
+    return Error(ErrorKind::Usage, "", "",
+                 fmt::format("{}: bad size '{}': {} (expected e.g. 512M, 8G or a number of bytes)",
+                             flag, text, why));
+  };
+  double number = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (ec != std::errc() || ptr == text.data()) throw bad("no number");
+  std::string unit(ptr, text.data() + text.size());
+  std::transform(unit.begin(), unit.end(), unit.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  if (unit.size() > 1 && unit.back() == 'B') unit.pop_back();  // "GB", "GiB" -> "G", "GI"
+  if (unit.size() == 2 && unit[1] == 'I') unit.pop_back();
+  double scale = 1;
+  if (unit == "K") {
+    scale = 1024.0;
+  } else if (unit == "M") {
+    scale = 1024.0 * 1024;
+  } else if (unit == "G") {
+    scale = 1024.0 * 1024 * 1024;
+  } else if (unit == "T") {
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  } else if (!unit.empty() && unit != "B") {
+    throw bad(fmt::format("unknown unit '{}'", std::string(ptr, text.data() + text.size())));
+  }
+  const double bytes = number * scale;
+  if (!(bytes >= 1) || !std::isfinite(bytes) || bytes > 1.8e19) throw bad("out of range");
+  return static_cast<uint64_t>(bytes);
+}
+
+std::string formatBytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.3g} {}", value, kUnits[unit]);
 }
 
 const std::vector<int64_t>* DataSettings::shapeFor(std::string_view name) const {

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "qopt/analysis/DataSet.h"
-#include "qopt/analysis/SampleCache.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/ir/Error.h"
 #include "qopt/qdq/QdqEmitter.h"
 #include "qopt/quant/CalibCache.h"
@@ -21,33 +21,23 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
   if (tensors.empty()) return run;
   quant::ProgressFn bar = quant::terminalProgress(passName + ": calibrating");
   quant::CollectOptions options;
-  options.threads = threads;
-  std::vector<analysis::Sample> randomSamples;
-  std::function<void(const std::function<bool(analysis::Sample&)>&)> forEachSample;
-  size_t total = 0;  // 0: not known before the data is read
-  if (!context.data.calibData.empty()) {
-    // Read lazily, through the run's shared cache: past its bound a sample lives only until it
-    // has run, however many the folder holds.
-    run.origin = "calib:" + context.data.calibData;
-    analysis::SampleCache& data = analysis::sampleCache(
-        context, context.data.calibData, analysis::inputSpecs(model.graph(), context.data));
-    forEachSample = [&data, limit](const auto& fn) { data.forEach(fn, limit); };
-  } else {
-    randomSamples = analysis::samplesFor(model.graph(), context, /*preferEval=*/false, limit,
-                                         kRandomCalibrationSamples, run.origin);
-    total = randomSamples.size();
-    if (run.origin == "random") {
-      context.diagnostics().warning(fmt::format(
-          "{}: no --calib-data given: calibrating on {} random samples; their scales rarely fit "
-          "real inputs",
-          passName, randomSamples.size()));
-    }
-    forEachSample = [&randomSamples](const auto& fn) {
-      for (analysis::Sample& sample : randomSamples) {
-        if (!fn(sample)) break;
-      }
-    };
+  options.threads = threads;  // 0: all of the run's workers
+  options.workers = &analysis::sampleWorkers(context);
+  // Read lazily, through the run's shared cache: past its bound a sample lives only until it
+  // has run, however many the folder holds.
+  analysis::SampleSource source = analysis::sampleSource(
+      model.graph(), context, /*preferEval=*/false, limit, kRandomCalibrationSamples);
+  run.origin = source.origin();
+  const size_t total = source.expectedCount().value_or(0);  // 0: not known before reading
+  if (source.isRandom()) {
+    context.diagnostics().warning(
+        fmt::format("{}: no --calib-data given: calibrating on {} random samples; their scales "
+                    "rarely fit real inputs",
+                    passName, total));
   }
+  auto forEachSample = [&source](const std::function<bool(analysis::Sample&)>& fn) {
+    source.forEach(fn);
+  };
   // The reading thread hands samples out in data order, so the kept ones are the first `keep`
   // whatever the thread count. Arrays share their storage: keeping costs no copy.
   auto keeping = [&](const std::function<bool(analysis::Sample&)>& fn) {
@@ -80,10 +70,10 @@ std::string typeWord(DataType type) {
 }
 
 std::vector<quant::AutoChoice> chooseAutoRanges(
-    const Model& model, const std::vector<ActivationSite>& activations,
-    const std::vector<WeightSite>& weights, const PlannedWeights& planned,
-    const CalibrationRun& run, const quant::CalibratorSpec& spec, ActivationScheme scheme,
-    quant::AutoOutputCheck* check) {
+    analysis::SampleWorkers& workers, const Model& model,
+    const std::vector<ActivationSite>& activations, const std::vector<WeightSite>& weights,
+    const PlannedWeights& planned, const CalibrationRun& run, const quant::CalibratorSpec& spec,
+    ActivationScheme scheme, quant::AutoOutputCheck* check) {
   std::vector<quant::AutoTensor> tensors;
   for (const ActivationSite& site : activations) {
     auto found = run.statistics.find(site.value->name());
@@ -107,7 +97,7 @@ std::vector<quant::AutoChoice> chooseAutoRanges(
                       dequantizedWeight(found->second, floatTypeOf(site.weight)));
   }
   return quant::chooseAutoRanges(
-      model, tensors, spec, quantized, run.kept,
+      workers, model, tensors, spec, quantized, run.kept,
       [scheme](const quant::TensorStatistics& stats, double amax) {
         ActivationParams params = activationParamsForAmax(stats, amax, scheme);
         return quant::FakeQuantization{params.scale, params.zeroPoint, params.isUnsigned};

@@ -50,10 +50,10 @@ double sqnrOf(double error) {
 
 // The whole-model check (AutoOutputCheck): replaces the per-tensor choices by one calibrator's
 // thresholds everywhere when that gives a clearly smaller output error (keptAssignment).
-void checkWholeModel(const Model& model, std::span<const AutoTensor> tensors,
-                     std::vector<AutoChoice>& choices, const QuantizedWeights& weights,
-                     std::span<const analysis::Sample> samples, const FakeQuantizer& quantizer,
-                     AutoOutputCheck& check) {
+void checkWholeModel(analysis::SampleWorkers& workers, const Model& model,
+                     std::span<const AutoTensor> tensors, std::vector<AutoChoice>& choices,
+                     const QuantizedWeights& weights, std::span<const analysis::Sample> samples,
+                     const FakeQuantizer& quantizer, AutoOutputCheck& check) {
   // Each calibrator everywhere, first with the tensors bounded by construction kept at their
   // max (the per-tensor rule), then truly everywhere: the check sees the model's outputs, so a
   // clipped bound that costs accuracy (an attention Softmax) shows there.
@@ -88,7 +88,8 @@ void checkWholeModel(const Model& model, std::span<const AutoTensor> tensors,
     }
     assignments.push_back(std::move(assignment));
   }
-  const std::vector<double> errors = measureOutputErrors(model, assignments, weights, samples);
+  const std::vector<double> errors =
+      measureOutputErrors(workers, model, assignments, weights, samples);
   check.run = true;
   for (size_t i = 0; i < errors.size(); ++i) check.errors.emplace_back(labels[i], errors[i]);
   const size_t best = keptAssignment(errors);
@@ -147,7 +148,8 @@ std::vector<AutoCandidate> autoCandidates(const TensorStatistics& stats,
   return out;
 }
 
-std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const AutoTensor> tensors,
+std::vector<AutoChoice> chooseAutoRanges(analysis::SampleWorkers& workers, const Model& model,
+                                         std::span<const AutoTensor> tensors,
                                          const CalibratorSpec& spec,
                                          const QuantizedWeights& weights,
                                          std::span<const analysis::Sample> samples,
@@ -199,7 +201,8 @@ std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const Aut
   }
   if (judged.empty()) return choices;
 
-  std::vector<std::vector<double>> errors = measureConsumerErrors(model, judged, weights, samples);
+  std::vector<std::vector<double>> errors =
+      measureConsumerErrors(workers, model, judged, weights, samples);
   for (size_t j = 0; j < judged.size(); ++j) {
     const size_t t = judged[j].index;
     AutoChoice& choice = choices[t];
@@ -220,7 +223,7 @@ std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const Aut
     choice.reason = "smallest consumer error";
   }
   AutoOutputCheck local;
-  checkWholeModel(model, tensors, choices, weights, samples, quantizer,
+  checkWholeModel(workers, model, tensors, choices, weights, samples, quantizer,
                   check != nullptr ? *check : local);
   return choices;
 }

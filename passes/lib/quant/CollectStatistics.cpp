@@ -1,11 +1,7 @@
 // Activation statistics over a data set: one interpreter run per sample, the wanted tensors
 // folded into their statistics as they are computed and released with the sample.
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
-#include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -117,74 +113,10 @@ struct Worker {
       return interpreter.run(analysis::feedFor(model.graph(), sample.inputs), &observer);
     });
   }
+  uint64_t lastPeakBytes() const { return interpreter.lastPeakBytes(); }
 
   StatisticsObserver observer;
   interp::Interpreter interpreter;
-};
-
-/// Samples handed from the reading thread to the workers, at most `capacity` waiting.
-class SampleQueue {
- public:
-  explicit SampleQueue(size_t capacity) : capacity_(capacity) {}
-
-  /// False when the workers stopped on an error (the reader stops too).
-  bool push(analysis::Sample& sample) {
-    std::unique_lock lock(mutex_);
-    spaceFree_.wait(lock, [&] { return waiting_.size() < capacity_ || failed_; });
-    if (failed_) return false;
-    waiting_.push_back(std::move(sample));
-    sampleReady_.notify_one();
-    return true;
-  }
-  /// Nothing more will come.
-  void close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    sampleReady_.notify_all();
-  }
-  /// The next sample, or nullopt when closed and drained or failed.
-  std::optional<analysis::Sample> pop() {
-    std::unique_lock lock(mutex_);
-    sampleReady_.wait(lock, [&] { return !waiting_.empty() || closed_ || failed_; });
-    if (failed_ || waiting_.empty()) return std::nullopt;
-    analysis::Sample sample = std::move(waiting_.front());
-    waiting_.pop_front();
-    spaceFree_.notify_one();
-    return sample;
-  }
-  /// Records the first failure and wakes everyone.
-  void fail(std::exception_ptr error) {
-    std::lock_guard lock(mutex_);
-    if (!failed_) error_ = std::move(error);
-    failed_ = true;
-    spaceFree_.notify_all();
-    sampleReady_.notify_all();
-  }
-  std::exception_ptr error() const {
-    std::lock_guard lock(mutex_);
-    return error_;
-  }
-  /// Counts a finished sample and reports it, one report at a time.
-  void finished(const ProgressFn& progress) {
-    std::lock_guard lock(mutex_);
-    ++done_;
-    if (progress) progress(done_, 0);
-  }
-  size_t done() const {
-    std::lock_guard lock(mutex_);
-    return done_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable spaceFree_;
-  std::condition_variable sampleReady_;
-  std::deque<analysis::Sample> waiting_;
-  size_t capacity_;
-  size_t done_ = 0;
-  bool closed_ = false;
-  bool failed_ = false;
-  std::exception_ptr error_;
 };
 
 int workerCount(int requested) {
@@ -199,43 +131,30 @@ std::map<std::string, TensorStatistics> collectStatistics(
     const Model& model, std::span<const std::string> tensors,
     const std::function<void(const std::function<bool(analysis::Sample&)>&)>& forEachSample,
     const ProgressFn& progress, CollectOptions options) {
-  const int threads = workerCount(options.threads);
-  std::vector<std::unique_ptr<Worker>> workers;
-  for (int t = 0; t < threads; ++t) workers.push_back(std::make_unique<Worker>(model, tensors));
-
-  size_t done = 0;
-  if (threads == 1) {
-    forEachSample([&](analysis::Sample& sample) {
-      workers[0]->run(model, sample);
-      ++done;
-      if (progress) progress(done, 0);
-      return true;
-    });
-  } else {
-    SampleQueue queue(2 * static_cast<size_t>(threads));
-    std::vector<std::thread> running;
-    for (auto& worker : workers) {
-      running.emplace_back([&queue, &model, &progress, w = worker.get()] {
-        try {
-          while (std::optional<analysis::Sample> sample = queue.pop()) {
-            w->run(model, *sample);
-            queue.finished(progress);
-          }
-        } catch (...) {
-          queue.fail(std::current_exception());
-        }
-      });
-    }
-    try {
-      forEachSample([&](analysis::Sample& sample) { return queue.push(sample); });
-    } catch (...) {
-      queue.fail(std::current_exception());
-    }
-    queue.close();
-    for (std::thread& thread : running) thread.join();
-    if (std::exception_ptr error = queue.error()) std::rethrow_exception(error);
-    done = queue.done();
+  std::optional<analysis::SampleWorkers> own;
+  if (options.workers == nullptr) {
+    own.emplace(static_cast<size_t>(workerCount(options.threads)), UINT64_MAX);
   }
+  analysis::SampleWorkers& pool = options.workers != nullptr ? *options.workers : *own;
+  size_t threads = pool.threads();
+  if (options.workers != nullptr && options.threads > 0) {
+    threads = std::min(threads, static_cast<size_t>(options.threads));
+  }
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (size_t t = 0; t < threads; ++t) workers.push_back(std::make_unique<Worker>(model, tensors));
+  analysis::SampleSource source(forEachSample, "calibration");
+  size_t done = 0;
+  analysis::streamSamples<Worker>(
+      pool, source, "calibrating", workers,
+      [&](Worker& worker, analysis::Sample& sample, size_t) {
+        worker.run(model, sample);
+        return true;
+      },
+      [&](bool, size_t) {
+        ++done;
+        if (progress) progress(done, 0);
+      },
+      /*showProgress=*/false);
   if (progress) progress(done, done);
 
   // Merging is exact and order-independent, so the thread that ran a sample does not matter.

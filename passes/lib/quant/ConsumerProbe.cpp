@@ -253,21 +253,22 @@ class ProbeObserver : public interp::CaptureObserver {
 
 }  // namespace
 
-std::vector<std::vector<double>> measureConsumerErrors(const Model& model,
+std::vector<std::vector<double>> measureConsumerErrors(analysis::SampleWorkers& workers,
+                                                       const Model& model,
                                                        std::span<const ProbeTensor> tensors,
                                                        const QuantizedWeights& weights,
                                                        std::span<const analysis::Sample> samples) {
   Probe probe = buildProbe(model, tensors, weights);
   const Graph& graph = probe.model->graph();
-  std::vector<ProbeSums> perSample = analysis::observeEachSample(
-      graph, samples, [&] { return ProbeObserver(probe); },
-      "judging calibrator=auto's candidates on sample");
   ProbeSums total{std::vector<double>(probe.twins.size(), 0),
                   std::vector<double>(probe.references.size(), 0)};
-  for (const ProbeSums& sample : perSample) {  // in sample order: deterministic
-    for (size_t t = 0; t < total.noise.size(); ++t) total.noise[t] += sample.noise[t];
-    for (size_t r = 0; r < total.signal.size(); ++r) total.signal[r] += sample.signal[r];
-  }
+  analysis::observeSamples(
+      workers, graph, samples, [&] { return ProbeObserver(probe); },
+      [&](ProbeSums&& sample) {  // in sample order: deterministic
+        for (size_t t = 0; t < total.noise.size(); ++t) total.noise[t] += sample.noise[t];
+        for (size_t r = 0; r < total.signal.size(); ++r) total.signal[r] += sample.signal[r];
+      },
+      "judging calibrator=auto's candidates");
   std::vector<std::vector<double>> errors;
   for (const auto& candidates : probe.twinOf) {
     std::vector<double> perCandidate;

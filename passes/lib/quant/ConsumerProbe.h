@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/quant/AutoCalibration.h"
 
 namespace qopt::quant {
@@ -19,7 +20,8 @@ struct ProbeTensor {
 /// For each tensor (outer) and candidate (inner): the mean over its consumers of noise / signal
 /// of the consumer's first output over `samples`. A consumer whose float output is all 0 counts
 /// 0 when its twin is 0 too, else infinity.
-std::vector<std::vector<double>> measureConsumerErrors(const Model& model,
+std::vector<std::vector<double>> measureConsumerErrors(analysis::SampleWorkers& workers,
+                                                       const Model& model,
                                                        std::span<const ProbeTensor> tensors,
                                                        const QuantizedWeights& weights,
                                                        std::span<const analysis::Sample> samples);

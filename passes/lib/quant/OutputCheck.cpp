@@ -70,11 +70,14 @@ std::unique_ptr<Model> quantizedCopy(const Model& model,
 
 }  // namespace
 
-std::vector<double> measureOutputErrors(const Model& model,
+std::vector<double> measureOutputErrors(analysis::SampleWorkers& workers, const Model& model,
                                         std::span<const std::vector<QuantizedTensor>> assignments,
                                         const QuantizedWeights& weights,
                                         std::span<const analysis::Sample> samples) {
-  const OutputNoise noise(model, samples);
+  analysis::SampleSource source(std::vector<analysis::Sample>(samples.begin(), samples.end()),
+                                "held");
+  const OutputNoise noise(workers, model, source, UINT64_MAX,
+                          "calibrator=auto's whole-model check");
   std::vector<double> errors;
   for (const std::vector<QuantizedTensor>& tensors : assignments) {
     // A quantized copy has the model's outputs: they always correspond.

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/quant/AutoCalibration.h"
 
 namespace qopt::quant {
@@ -21,7 +22,7 @@ struct QuantizedTensor {
 /// Reshape, Transpose and the like) is compared at that op's input, the logits. An
 /// output that is all 0 in float counts 0 when it stays 0, else infinity. Samples run in
 /// parallel; the result does not depend on the thread count.
-std::vector<double> measureOutputErrors(const Model& model,
+std::vector<double> measureOutputErrors(analysis::SampleWorkers& workers, const Model& model,
                                         std::span<const std::vector<QuantizedTensor>> assignments,
                                         const QuantizedWeights& weights,
                                         std::span<const analysis::Sample> samples);

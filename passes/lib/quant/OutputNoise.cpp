@@ -34,37 +34,53 @@ std::unique_ptr<Model> comparedView(const Model& model, const std::vector<bool>&
 
 }  // namespace
 
-OutputNoise::OutputNoise(const Model& reference, std::span<const analysis::Sample> samples)
-    : samples_(samples), outputs_(reference.graph().outputs().size()) {
+OutputNoise::OutputNoise(analysis::SampleWorkers& workers, const Model& reference,
+                         analysis::SampleSource& source, uint64_t keptBytes, std::string doing)
+    : workers_(workers),
+      source_(source),
+      doing_(std::move(doing)),
+      outputs_(reference.graph().outputs().size()),
+      expected_(keptBytes) {
   for (const Value* output : reference.graph().outputs()) {
     compared_.push_back(floatNumbers(output));
     atLogits_.push_back(preActivationOf(*output) != nullptr);
   }
-  expected_ = analysis::runOutputs(comparedView(reference, compared_, atLogits_)->graph(), samples);
+  expected_ =
+      analysis::collectOutputs(workers_, comparedView(reference, compared_, atLogits_)->graph(),
+                               source_, keptBytes, doing_ + " (float model)");
 }
 
 std::optional<double> OutputNoise::of(const Model& candidate) const {
   if (candidate.graph().outputs().size() != outputs_) return std::nullopt;
   std::unique_ptr<Model> view = comparedView(candidate, compared_, atLogits_);
   if (view == nullptr) return std::nullopt;
-  const analysis::OutputSets actual = analysis::runOutputs(view->graph(), samples_);
   const size_t compared = view->graph().outputs().size();
   std::vector<analysis::ErrorAccumulator> accumulators(compared);
-  for (size_t s = 0; s < actual.size() && s < expected_.size(); ++s) {
-    for (size_t o = 0; o < compared; ++o) {
-      const interp::Array& e = expected_[s][o];
-      const interp::Array& a = actual[s][o];
-      if (e.numel() != a.numel()) return std::nullopt;
-      if (e.dataType() == DataType::Float && a.dataType() == DataType::Float) {
-        const auto n = static_cast<size_t>(e.numel());
-        accumulators[o].add(std::span<const float>(e.data<float>(), n),
-                            std::span<const float>(a.data<float>(), n));
-      } else {
-        const std::vector<double> ed = analysis::toDoubles(e), ad = analysis::toDoubles(a);
-        accumulators[o].add(std::span<const double>(ed), std::span<const double>(ad));
-      }
-    }
-  }
+  bool corresponds = true;
+  analysis::forEachOutputs(
+      workers_, view->graph(), source_,
+      [&](std::vector<interp::Array>&& actual, size_t s) {
+        if (!corresponds || s >= expected_.size()) return;
+        const std::vector<interp::Array> expected = expected_.get(s);
+        for (size_t o = 0; o < compared; ++o) {
+          const interp::Array& e = expected[o];
+          const interp::Array& a = actual[o];
+          if (e.numel() != a.numel()) {
+            corresponds = false;
+            return;
+          }
+          if (e.dataType() == DataType::Float && a.dataType() == DataType::Float) {
+            const auto n = static_cast<size_t>(e.numel());
+            accumulators[o].add(std::span<const float>(e.data<float>(), n),
+                                std::span<const float>(a.data<float>(), n));
+          } else {
+            const std::vector<double> ed = analysis::toDoubles(e), ad = analysis::toDoubles(a);
+            accumulators[o].add(std::span<const double>(ed), std::span<const double>(ad));
+          }
+        }
+      },
+      doing_);
+  if (!corresponds) return std::nullopt;
   double sum = 0;
   for (const analysis::ErrorAccumulator& m : accumulators) {
     sum += std::pow(10.0, -m.result().sqnrDb / 10.0);

@@ -17,6 +17,18 @@
 namespace qopt::equalize {
 namespace {
 
+// Keeps rows 0, 2, 4, ... and halves the share of offered rows kept from now on.
+void thinRows(ChannelStatistics& stats) {
+  const auto width = static_cast<size_t>(stats.channels);
+  size_t kept = 0;
+  for (size_t r = 0; r < stats.rowCount(); r += 2, ++kept) {
+    std::copy_n(stats.rows.begin() + static_cast<std::ptrdiff_t>(r * width), width,
+                stats.rows.begin() + static_cast<std::ptrdiff_t>(kept * width));
+  }
+  stats.rows.resize(kept * width);
+  stats.rowStride *= 2;
+}
+
 std::string tensorSubject(const Value& value) {
   return fmt::format("tensor '{}'", value.name());
 }
@@ -104,9 +116,11 @@ class ChannelObserver : public interp::CaptureObserver {
     for (int64_t k = 0; k < keep; ++k) {
       int64_t position = k * positions / keep;
       int64_t o = position / inner, i = position % inner;
+      if (stats.rowsOffered++ % stats.rowStride != 0) continue;
       for (int64_t c = 0; c < channels; ++c) {
         stats.rows.push_back(data[(o * channels + c) * inner + i]);
       }
+      if (stats.rowCount() > kMaxKeptRows) thinRows(stats);
     }
   }
 
@@ -135,7 +149,8 @@ std::map<const Value*, ChannelStatistics> collectChannelStatistics(
       analysis::sampleCache(context, path, analysis::inputSpecs(model.graph(), context.data));
   ChannelObserver observer(model, requests);
   interp::RunOptions options;
-  options.threads = 0;  // one sample at a time, each on every core: the order stays fixed
+  // One sample at a time, each on all of the run's threads: the order of the sums stays fixed.
+  options.threads = static_cast<int>(context.resources.threadCount());
   interp::Interpreter interpreter(model.graph(), options);
   size_t samples = 0;
   data.forEach(

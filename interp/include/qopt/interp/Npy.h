@@ -3,6 +3,7 @@
 // bfloat16 and float8 have no numpy dtype and are refused with a clear error.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -15,6 +16,12 @@ namespace qopt::interp {
 Array readNpy(const std::filesystem::path& path);
 /// Parses .npy bytes; `displayName` names the source in errors.
 Array parseNpy(std::string_view bytes, const std::string& displayName);
+
+/// The shape a .npy file declares (only its header is read).
+Shape readNpyShape(const std::filesystem::path& path);
+/// Rows [first, first + count) along axis 0 of a .npy file, reading only them (a calibration
+/// set stacked in one file is read a sample at a time). Throws qopt::Error naming the file.
+Array readNpyRows(const std::filesystem::path& path, int64_t first, int64_t count);
 
 /// The .npy bytes of `array` (version 1.0, C order, little-endian).
 std::string serializeNpy(const Array& array);

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <utility>
 
 #include "AnalysisTestUtil.h"
 #include "qopt/ir/Error.h"
@@ -119,12 +121,75 @@ g (float[4] x) => (float[4] y, float[4] z) { y = Relu(x)
  z = Identity(x) }
 )");
   std::vector<Sample> samples = randomSamples(inputSpecs(a->graph()), 2, 0);
-  OutputSets reference = runOutputs(a->graph(), samples);
-  std::vector<ErrorMetrics> errors = outputErrors(b->graph(), samples, reference);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore reference = collectOutputs(workers, a->graph(), source, uint64_t{1} << 30);
+  std::vector<ErrorMetrics> errors = outputErrors(workers, b->graph(), source, reference);
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_EQ(errors[0].mse, 0.0);
   EXPECT_NEAR(errors[1].cosine, -1.0, 1e-12);
   EXPECT_EQ(errors[1].count, 8u);
+}
+
+void expectSameBits(const ErrorMetrics& a, const ErrorMetrics& b) {
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.nonFinite, b.nonFinite);
+  EXPECT_EQ(a.maxAbs, b.maxAbs);
+  EXPECT_EQ(a.meanAbs, b.meanAbs);
+  EXPECT_EQ(a.mse, b.mse);
+  EXPECT_EQ(a.cosine, b.cosine);
+  EXPECT_EQ(a.sqnrDb, b.sqnrDb);
+  EXPECT_EQ(a.klDivergence, b.klDivergence);
+  EXPECT_EQ(a.histogramOverlap, b.histogramOverlap);
+  EXPECT_EQ(a.top1Agreement, b.top1Agreement);
+  EXPECT_EQ(a.top1Rows, b.top1Rows);
+  EXPECT_EQ(a.clearTop1Agreement, b.clearTop1Agreement);
+  EXPECT_EQ(a.clearTop1Rows, b.clearTop1Rows);
+  EXPECT_EQ(a.mapIou, b.mapIou);
+  EXPECT_EQ(a.mapUnion, b.mapUnion);
+}
+
+// Samples are folded in sample order: the metrics are the same bits on one worker or three, and
+// with the reference outputs all in memory or all read back from the spill file.
+TEST(ComparisonTest, OutputErrorsDoNotDependOnThreadsOrSpilling) {
+  auto a = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x) => (float[2,3] y)
+<float[4,3] w = {0.5, -1, 0.25, 2, 0.125, -0.75, -1.5, 1, 0.3, 0.7, -0.2, 1.1}>
+{ y = MatMul(x, w) }
+)");
+  auto b = parse(R"(
+<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x) => (float[2,3] y)
+<float[4,3] w = {0.5, -1, 0.25, 2, 0.125, -0.75, -1.5, 1, 0.3, 0.7, -0.2, 1.1},
+ float s = {0.05}, int8 z = {0}>
+{
+  q = QuantizeLinear(x, s, z)
+  d = DequantizeLinear(q, s, z)
+  y = MatMul(d, w)
+}
+)");
+  std::vector<Sample> samples = randomSamples(inputSpecs(a->graph()), 7, 3);
+  SampleSource source(samples, "held");
+  auto measure = [&](size_t threads, uint64_t keptBytes) {
+    SampleWorkers workers(threads, uint64_t{1} << 30);
+    SpillStore reference = collectOutputs(workers, a->graph(), source, keptBytes);
+    EXPECT_EQ(reference.size(), samples.size());
+    EXPECT_EQ(reference.spilledBytes() > 0, keptBytes == 0);
+    return outputErrors(workers, b->graph(), source, reference);
+  };
+  const uint64_t all = uint64_t{1} << 30;
+  const std::vector<ErrorMetrics> one = measure(1, all);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].count, 7u * 6u);
+  EXPECT_GT(one[0].mse, 0.0);
+  EXPECT_TRUE(one[0].top1Agreement.has_value());
+  for (const auto& [threads, kept] : {std::pair<size_t, uint64_t>{3, all}, {1, 0}, {3, 0}}) {
+    SCOPED_TRACE(::testing::Message() << threads << " threads, " << kept << " bytes kept");
+    const std::vector<ErrorMetrics> other = measure(threads, kept);
+    ASSERT_EQ(other.size(), 1u);
+    expectSameBits(one[0], other[0]);
+  }
 }
 
 }  // namespace

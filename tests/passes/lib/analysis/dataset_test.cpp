@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <filesystem>
 
 #include "AnalysisTestUtil.h"
@@ -70,6 +72,23 @@ TEST_F(DataSetTest, StackedFileSplitsAlongTheBatch) {
   EXPECT_EQ(samples[2].inputs.at("x").shape(), (interp::Shape{1, 2}));
   EXPECT_EQ(samples[2].inputs.at("x").data<float>()[0], 5.0f);
   EXPECT_NE(samples[1].source.find("all.npy[1]"), std::string::npos);
+}
+
+TEST_F(DataSetTest, StackedFileIsReadASampleAtATime) {
+  auto model = parse(kReluModel);
+  interp::writeNpy(dir_ / "all.npy", floats({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  DataSet set = DataSet::open(dir_ / "all.npy", inputSpecs(model->graph()));
+  ASSERT_EQ(set.entryCount(), 4u);  // one entry per sample: nothing else is loaded with it
+  EXPECT_EQ(set.sampleCount(), 4u);
+  std::vector<Sample> third = set.loadEntry(2);
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].inputs.at("x").shape(), (interp::Shape{1, 2}));
+  EXPECT_EQ(third[0].inputs.at("x").data<float>()[1], 6.0f);
+  // Cut short after it was opened: the missing rows are an error naming the file.
+  const std::string bytes = interp::serializeNpy(floats({4, 2}, {1, 2, 3, 4, 5, 6, 7, 8}));
+  std::ofstream(dir_ / "all.npy", std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size() - 4));
+  EXPECT_NE(errorOf([&] { set.loadEntry(3); }).find("all.npy"), std::string::npos);
 }
 
 TEST_F(DataSetTest, InputFolderAndSampleFolders) {

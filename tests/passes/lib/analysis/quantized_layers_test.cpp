@@ -98,19 +98,25 @@ TEST(QuantizedLayersTest, ReturnToFloatMatchesTheDequantizedModel) {
 
   // Numerically: y now equals Conv(c1, dequantized weight) + dequantized bias.
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 2, 5);
-  OutputSets before = runOutputs(model->graph(), samples);
-  OutputSets after = runOutputs(copy->graph(), samples);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore beforeStore = collectOutputs(workers, model->graph(), source, uint64_t{1} << 30);
+  SpillStore afterStore = collectOutputs(workers, copy->graph(), source, uint64_t{1} << 30);
   // y now reads c1 unrounded: it differs by at most half a step of c1's scale (0.025, c1 stays
   // far from saturation) times the sum of |weights| of a channel (at most 1.4).
+  ASSERT_EQ(beforeStore.size(), samples.size());
+  ASSERT_EQ(afterStore.size(), samples.size());
   for (size_t s = 0; s < samples.size(); ++s) {
-    const interp::Array& a = before[s][0];
-    const interp::Array& b = after[s][0];
+    const std::vector<interp::Array> before = beforeStore.get(s);
+    const std::vector<interp::Array> after = afterStore.get(s);
+    const interp::Array& a = before[0];
+    const interp::Array& b = after[0];
     for (int64_t i = 0; i < a.numel(); ++i) {
       EXPECT_NEAR(a.getDouble(i), b.getDouble(i), 0.025 * 1.4 + 1e-6);
     }
     // The float Conv is unchanged exactly.
-    for (int64_t i = 0; i < before[s][2].numel(); ++i) {
-      EXPECT_EQ(before[s][2].getDouble(i), after[s][2].getDouble(i));
+    for (int64_t i = 0; i < before[2].numel(); ++i) {
+      EXPECT_EQ(before[2].getDouble(i), after[2].getDouble(i));
     }
   }
 }
@@ -186,8 +192,11 @@ TEST(QuantizedLayersTest, Float16FallbackCastsAroundTheLayer) {
   EXPECT_EQ(layer.precision, Precision::Fp16);
   // The model still runs and gives float outputs.
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 1, 1);
-  OutputSets outputs = runOutputs(model->graph(), samples);
-  EXPECT_EQ(outputs[0][0].dataType(), DataType::Float);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore outputs = collectOutputs(workers, model->graph(), source, uint64_t{1} << 30);
+  ASSERT_EQ(outputs.size(), 1u);
+  EXPECT_EQ(outputs.get(0)[0].dataType(), DataType::Float);
 }
 
 TEST(QuantizedLayersTest, QatWeightsQuantizedInTheGraphReturnAsDequantizedValues) {

@@ -38,13 +38,13 @@ TEST_F(SampleCacheTest, ReadsADataPathOncePerRun) {
   PassContext context;
   std::vector<InputSpec> specs = inputSpecs(model->graph());
   SampleCache& first = sampleCache(context, dir_, specs);
-  EXPECT_EQ(first.read(2).size(), 2u);
-  EXPECT_EQ(first.read().size(), 3u);
+  EXPECT_EQ(readSamples(first, 2).size(), 2u);
+  EXPECT_EQ(readSamples(first, 0).size(), 3u);
   // Every later reader gets the same cache: with the files gone, the samples are still there.
   fs::remove_all(dir_);
   SampleCache& again = sampleCache(context, dir_, specs);
   EXPECT_EQ(&again, &first);
-  std::vector<Sample> samples = again.read();
+  std::vector<Sample> samples = readSamples(again, 0);
   ASSERT_EQ(samples.size(), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(firstValue(samples[static_cast<size_t>(i)]), float(i));
   // forEach stops where asked, from the cache too.
@@ -57,10 +57,10 @@ TEST_F(SampleCacheTest, PastItsBudgetSamplesAreReadAgain) {
   auto model = parse(kReluModel);
   // One sample is 8 bytes: a budget of 16 keeps the first two.
   SampleCache cache(DataSet::open(dir_, inputSpecs(model->graph())), 16);
-  EXPECT_EQ(cache.read().size(), 3u);
+  EXPECT_EQ(readSamples(cache, 0).size(), 3u);
   fs::remove(dir_ / "2.npy");
-  EXPECT_EQ(cache.read(2).size(), 2u);  // kept
-  EXPECT_THROW(cache.read(), Error);    // the third is read from disk again: gone
+  EXPECT_EQ(readSamples(cache, 2).size(), 2u);  // kept
+  EXPECT_THROW(readSamples(cache, 0), Error);   // the third is read from disk again: gone
 }
 
 TEST_F(SampleCacheTest, ADifferentReadingOfTheInputsIsADifferentCache) {

@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "AnalysisTestUtil.h"
 
 namespace qopt::analysis {
 namespace {
 
 using testing::parse;
+
+constexpr uint64_t kKept = uint64_t{1} << 30;
 
 // Three quantized 1x1 convolutions in a chain. The second one's input is quantized with a scale
 // far too small (it saturates at 127 * 0.001): that layer costs the most accuracy.
@@ -37,8 +41,10 @@ TEST(SensitivityTest, RanksTheSaturatingLayerFirst) {
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 4, 0);
   std::vector<size_t> all = quantizedLayerPositions(*model);
   ASSERT_EQ(all.size(), 3u);
-  OutputSets reference = runOutputs(floatReference(*model)->graph(), samples);
-  SensitivityResult result = measureSensitivity(*model, samples, reference, true);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore reference = collectOutputs(workers, floatReference(*model)->graph(), source, kKept);
+  SensitivityResult result = measureSensitivity(workers, *model, source, reference, true);
   ASSERT_EQ(result.layers.size(), 3u);
   EXPECT_EQ(result.layers[0].name, "second");
   EXPECT_EQ(result.layers[0].op, "Conv");
@@ -59,9 +65,11 @@ TEST(SensitivityTest, AllFloatCopyHasNoQuantizedLayersAndLeavesTheOriginalAlone)
   EXPECT_TRUE(findQuantizedLayers(floatModel->graph()).empty());
   EXPECT_EQ(findQuantizedLayers(model->graph()).size(), 3u);
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 2, 0);
-  OutputSets reference = runOutputs(floatModel->graph(), samples);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore reference = collectOutputs(workers, floatModel->graph(), source, kKept);
   // The float copy compared with itself has no error.
-  ErrorMetrics self = worstOf(outputErrors(floatModel->graph(), samples, reference));
+  ErrorMetrics self = worstOf(outputErrors(workers, floatModel->graph(), source, reference));
   EXPECT_EQ(self.mse, 0.0);
 }
 
@@ -94,10 +102,12 @@ TEST(SensitivityTest, OnlyTheLayersOwnQuantizationIsKept) {
   EXPECT_EQ(only->graph().findValue("ad"), nullptr);
   EXPECT_NE(only->graph().findValue("rd"), nullptr);
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 4, 0);
-  OutputSets floatOutputs = runOutputs(reference->graph(), samples);
-  ErrorMetrics m = worstOf(outputErrors(only->graph(), samples, floatOutputs));
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore floatOutputs = collectOutputs(workers, reference->graph(), source, kKept);
+  ErrorMetrics m = worstOf(outputErrors(workers, only->graph(), source, floatOutputs));
   EXPECT_GT(m.mse, 0.0);  // the layer's own rounding shows
-  SensitivityResult result = measureSensitivity(*model, samples, floatOutputs, false);
+  SensitivityResult result = measureSensitivity(workers, *model, source, floatOutputs, false);
   EXPECT_EQ(result.layers[0].onlyQuantized.mse, m.mse);
 }
 
@@ -121,7 +131,9 @@ g (float[4] x) => (float[4] y) <float s = {0.5}, int8 z = {0}>
 TEST(LocalSensitivityTest, RanksTheSaturatingLayerFirstInOneRun) {
   auto model = parse(kModel);
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 4, 0);
-  std::vector<LocalSensitivity> local = measureLocalSensitivity(*model, samples);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  std::vector<LocalSensitivity> local = measureLocalSensitivity(workers, *model, source);
   ASSERT_EQ(local.size(), 3u);
   EXPECT_EQ(local[0].name, "second");
   EXPECT_LT(local[0].error.sqnrDb, 10.0);
@@ -151,7 +163,9 @@ g (float[1,8] x) => (float[1,2] y)
 }
 )");
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 3, 1);
-  std::vector<LocalSensitivity> local = measureLocalSensitivity(*model, samples);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  std::vector<LocalSensitivity> local = measureLocalSensitivity(workers, *model, source);
   ASSERT_EQ(local.size(), 1u);
   EXPECT_EQ(local[0].name, "m");
   EXPECT_GT(local[0].error.mse, 0.0);
@@ -173,40 +187,70 @@ g (float[1,2] x) => (float[1,2] y)
 )";
   auto model = parse(kWeightOnly);
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 3, 1);
-  EXPECT_TRUE(measureLocalSensitivity(*model, samples).empty());
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  EXPECT_TRUE(measureLocalSensitivity(workers, *model, source).empty());
 
   const std::vector<float> original{0.104f, 0.196f, 0.303f, 0.398f};
   model->recordUnrounded(*model->graph().findValue("wq")->initializer(),
                          std::make_shared<Tensor>(Tensor::fromFloats({2, 2}, original)));
-  std::vector<LocalSensitivity> local = measureLocalSensitivity(*model, samples);
+  std::vector<LocalSensitivity> local = measureLocalSensitivity(workers, *model, source);
   ASSERT_EQ(local.size(), 1u);
   EXPECT_GT(local[0].error.mse, 0.0);
   EXPECT_LT(local[0].error.sqnrDb, 60.0);
 
   // The float reference is MatMul(x, original) itself.
-  OutputSets reference = runOutputs(floatReference(*model)->graph(), samples);
+  SpillStore reference = collectOutputs(workers, floatReference(*model)->graph(), source, kKept);
+  ASSERT_EQ(reference.size(), samples.size());
   for (size_t s = 0; s < samples.size(); ++s) {
     const interp::Array& x = samples[s].inputs.at("x");
+    const interp::Array y = reference.get(s)[0];
     for (int64_t j = 0; j < 2; ++j) {
       const double expected =
           x.getDouble(0) * original[static_cast<size_t>(j)] + x.getDouble(1) * original[2 + j];
-      EXPECT_NEAR(reference[s][0].getDouble(j), expected, 1e-6);
+      EXPECT_NEAR(y.getDouble(j), expected, 1e-6);
     }
   }
 }
 
 // Samples run in parallel; the outputs are each sample's own, in sample order.
-TEST(ComparisonParallelTest, RunOutputsKeepsSampleOrder) {
+TEST(ComparisonParallelTest, CollectOutputsKeepsSampleOrder) {
   auto model = parse(kModel);
   std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 9, 3);
-  OutputSets all = runOutputs(model->graph(), samples);
+  SampleWorkers workers(2, uint64_t{1} << 30);
+  SampleSource source(samples, "held");
+  SpillStore all = collectOutputs(workers, model->graph(), source, kKept);
   ASSERT_EQ(all.size(), samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
-    OutputSets one = runOutputs(model->graph(), std::span<const Sample>(&samples[i], 1));
-    ASSERT_EQ(one[0][0].numel(), all[i][0].numel());
-    for (int64_t e = 0; e < all[i][0].numel(); ++e) {
-      ASSERT_EQ(one[0][0].getDouble(e), all[i][0].getDouble(e)) << "sample " << i;
+    SampleSource single(std::vector<Sample>{samples[i]}, "held");
+    SpillStore one = collectOutputs(workers, model->graph(), single, kKept);
+    ASSERT_EQ(one.size(), 1u);
+    const interp::Array alone = one.get(0)[0];
+    const interp::Array together = all.get(i)[0];
+    ASSERT_EQ(alone.numel(), together.numel());
+    for (int64_t e = 0; e < together.numel(); ++e) {
+      ASSERT_EQ(alone.getDouble(e), together.getDouble(e)) << "sample " << i;
     }
+  }
+}
+
+// The local measure sums each sample's noise in sample order: the same bits on one worker as on
+// three.
+TEST(LocalSensitivityTest, SameResultWhateverTheThreadCount) {
+  auto model = parse(kModel);
+  std::vector<Sample> samples = randomSamples(inputSpecs(model->graph()), 7, 2);
+  SampleSource source(samples, "held");
+  SampleWorkers one(1, uint64_t{1} << 30);
+  SampleWorkers three(3, uint64_t{1} << 30);
+  std::vector<LocalSensitivity> a = measureLocalSensitivity(one, *model, source);
+  std::vector<LocalSensitivity> b = measureLocalSensitivity(three, *model, source);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].name, b[k].name);
+    EXPECT_EQ(a[k].error.count, b[k].error.count);
+    EXPECT_EQ(a[k].error.mse, b[k].error.mse);
+    EXPECT_EQ(a[k].error.sqnrDb, b[k].error.sqnrDb);
+    EXPECT_EQ(a[k].error.cosine, b[k].error.cosine);
   }
 }
 

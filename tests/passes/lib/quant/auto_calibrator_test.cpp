@@ -58,7 +58,9 @@ AutoChoice chooseFor(const Model& model, const std::string& name,
   tensor.statistics = &stats.at(name);
   std::vector<AutoTensor> tensors{tensor};
   CalibratorSpec spec;
-  std::vector<AutoChoice> choices = chooseAutoRanges(model, tensors, spec, weights, samples);
+  analysis::SampleWorkers workers(2, uint64_t{1} << 30);
+  std::vector<AutoChoice> choices =
+      chooseAutoRanges(workers, model, tensors, spec, weights, samples);
   EXPECT_EQ(choices.size(), 1u);
   return choices.front();
 }
@@ -408,8 +410,9 @@ g (float[1, 100000] x) => (float[1, 100000] y) <float one = {1.0}, float zero = 
   tensor.statistics = &stats.at("x");
   std::vector<AutoTensor> tensors{tensor};
   AutoOutputCheck check;
-  std::vector<AutoChoice> choices =
-      chooseAutoRanges(*model, tensors, CalibratorSpec{}, {}, samples, symmetricInt8, &check);
+  analysis::SampleWorkers workers(2, uint64_t{1} << 30);
+  std::vector<AutoChoice> choices = chooseAutoRanges(workers, *model, tensors, CalibratorSpec{}, {},
+                                                     samples, symmetricInt8, &check);
   ASSERT_EQ(choices.size(), 1u);
   const AutoChoice& choice = choices.front();
   ASSERT_TRUE(check.run) << describeAutoChoice(choice);

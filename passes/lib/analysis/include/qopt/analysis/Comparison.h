@@ -2,12 +2,15 @@
 // sensitivity and mixed-precision.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/Metrics.h"
+#include "qopt/analysis/SampleStream.h"
+#include "qopt/analysis/SpillStore.h"
 #include "qopt/interp/Array.h"
 #include "qopt/ir/Graph.h"
 
@@ -17,15 +20,28 @@ namespace qopt::analysis {
 /// input's float type. Throws qopt::Error (Input) naming an input the sample lacks.
 Inputs feedFor(const Graph& graph, const Inputs& inputs);
 
-/// Graph outputs of every sample (outer index: sample), the samples run in parallel (one
-/// interpreter per thread; the results do not depend on the thread count).
-using OutputSets = std::vector<std::vector<interp::Array>>;
-OutputSets runOutputs(const Graph& graph, std::span<const Sample> samples);
+/// Runs `graph` on each sample of `source` on the run's workers (one interpreter each) and
+/// calls fold(outputs, index) on the calling thread in sample order. Returns the sample count.
+size_t forEachOutputs(SampleWorkers& workers, const Graph& graph, SampleSource& source,
+                      const std::function<void(std::vector<interp::Array>&&, size_t)>& fold,
+                      std::string doing = "running sample");
 
-/// The error of each graph output of `graph` against `reference` (from runOutputs of another
-/// model with the same outputs), accumulated over the samples.
-std::vector<ErrorMetrics> outputErrors(const Graph& graph, std::span<const Sample> samples,
-                                       const OutputSets& reference);
+/// Graph outputs of every sample in sample order (entry i: sample i's outputs), held up to
+/// `memoryBytes` and spilled to a temporary file beyond (see keptBytes).
+SpillStore collectOutputs(SampleWorkers& workers, const Graph& graph, SampleSource& source,
+                          uint64_t memoryBytes, std::string doing = "running sample");
+
+/// The error of each graph output of `graph` against `reference` (collectOutputs of another
+/// model with the same outputs on the same source), accumulated over the samples in order.
+std::vector<ErrorMetrics> outputErrors(SampleWorkers& workers, const Graph& graph,
+                                       SampleSource& source, const SpillStore& reference,
+                                       std::string doing = "running sample");
+
+/// Memory a pass may fill with what it keeps of each sample before spilling it: an eighth of
+/// --max-memory, at most 64 MiB (more saves nothing: spilled data is read back at disk cache
+/// speed, far faster than the model runs, and a run's peak memory must not grow with the data
+/// set).
+uint64_t keptBytes(const PassContext& context);
 
 /// The worst of several outputs' errors: lowest cosine, lowest SQNR, highest MSE and max-abs,
 /// lowest top-1 agreement. Empty input gives default (perfect) metrics.

@@ -10,7 +10,8 @@
 // Folders and files are taken in name order (byte-wise), so runs are reproducible. Characters of
 // input names outside [A-Za-z0-9_.-] are '_' in file names, as qopt-run writes them.
 // A single-input sample whose first dim is k times the model's static batch size is split into
-// k samples (one .npy holding a whole calibration set).
+// k samples (one .npy holding a whole calibration set: given as the data path, it is read a
+// sample at a time).
 //
 // Each array must have the input's element type (float types convert into each other) and
 // match every static dim of the input.
@@ -99,15 +100,21 @@ class DataSet {
   /// The files or folders the samples come from, in order; entry `i` gives one or more samples
   /// (a stacked file is split). forEach reads them in this order.
   size_t entryCount() const { return entries_.size(); }
-  std::vector<Sample> loadEntry(size_t i) const { return loadEntry(entries_.at(i)); }
+  /// The number of samples as the layout tells it before reading (one per entry; a stacked
+  /// .npy file is one entry per sample).
+  std::optional<size_t> sampleCount() const { return entries_.size(); }
+  std::vector<Sample> loadEntry(size_t i) const;
 
  private:
   enum class Layout { SingleFile, InputFolder, SampleFolders, FilePerSample };
-  std::vector<Sample> loadEntry(const std::filesystem::path& entry) const;
 
   std::filesystem::path path_;
   Layout layout_ = Layout::SingleFile;
   std::vector<std::filesystem::path> entries_;
+  /// For a .npy file that stacks the whole set: the first row of each entry's sample, read
+  /// alone (the file is never loaded whole); empty otherwise.
+  std::vector<int64_t> firstRows_;
+  int64_t rowsPerSample_ = 0;
   std::vector<InputSpec> inputs_;
 };
 
@@ -134,13 +141,6 @@ std::vector<Sample> randomSamples(std::span<const InputSpec> inputs, size_t coun
 /// `array` converted to float type `type` when both are floating point and differ (a float16
 /// model fed float32 data); otherwise returned unchanged.
 interp::Array convertFloatType(const interp::Array& array, DataType type);
-
-/// The samples a pass should use: --eval-data when `preferEval` and given, else --calib-data,
-/// else random samples (with a warning to `context` that random inputs prove less). `limit`
-/// caps the number read (0: all); random data gives `randomCount` samples. `origin` receives
-/// "eval:<path>", "calib:<path>" or "random".
-std::vector<Sample> samplesFor(const Graph& graph, PassContext& context, bool preferEval,
-                               size_t limit, size_t randomCount, std::string& origin);
 
 /// Characters outside [A-Za-z0-9_.-] replaced by '_' (how names become file names).
 std::string fileStem(const std::string& name);

@@ -1,38 +1,48 @@
-// Runs a graph on every sample (several threads, one interpreter each) with an observer per
-// sample, and keeps what each sample's observer summed: how the probes that measure layers on
-// calibration data (local sensitivity, bias correction, calibrator=auto) all run.
+// Runs a graph on every sample of a stream (the run's workers, one interpreter each) with an
+// observer per sample, and folds what each sample's observer summed in sample order: how the
+// probes that measure layers on calibration data (local sensitivity, bias correction,
+// calibrator=auto) all run. Nothing per sample outlives its fold.
 #pragma once
 
 #include <memory>
 #include <span>
-#include <string_view>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "qopt/analysis/Comparison.h"
 #include "qopt/analysis/DataSet.h"
-#include "qopt/analysis/ParallelSamples.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/interp/Interpreter.h"
 
 namespace qopt::analysis {
 
-/// The `sums` member of makeObserver()'s observer after each sample ran, in sample order (so
-/// the result does not depend on threads); `doing` names the run in a sample's error.
-template <class MakeObserver>
-auto observeEachSample(const Graph& graph, std::span<const Sample> samples,
-                       MakeObserver makeObserver, std::string_view doing = "running sample") {
+/// fold(sums) with the `sums` member of makeObserver()'s observer after each sample ran, in
+/// sample order (so the result does not depend on threads); `doing` names the run in a sample's
+/// error and on the progress line. Returns the number of samples.
+template <class MakeObserver, class Fold>
+size_t observeSamples(SampleWorkers& workers, const Graph& graph, SampleSource& source,
+                      MakeObserver makeObserver, Fold fold, std::string doing = "running sample") {
   using Observer = decltype(makeObserver());
-  std::vector<decltype(std::declval<Observer&>().sums)> perSample(samples.size());
-  forEachSample<interp::Interpreter>(
-      samples.size(), [&] { return std::make_unique<interp::Interpreter>(graph); },
-      [&](interp::Interpreter& interpreter, size_t i) {
+  return streamSamples<interp::Interpreter>(
+      workers, source, doing, [&] { return std::make_unique<interp::Interpreter>(graph); },
+      [&](interp::Interpreter& interpreter, Sample& sample, size_t) {
         Observer observer = makeObserver();
         runningSample(
-            samples[i],
-            [&] { return interpreter.run(feedFor(graph, samples[i].inputs), &observer); }, doing);
-        perSample[i] = std::move(observer.sums);
-      });
-  return perSample;
+            sample, [&] { return interpreter.run(feedFor(graph, sample.inputs), &observer); },
+            doing);
+        return std::move(observer.sums);
+      },
+      [&](auto&& sums, size_t) { fold(std::move(sums)); });
+}
+
+/// The same over samples a pass holds.
+template <class MakeObserver, class Fold>
+size_t observeSamples(SampleWorkers& workers, const Graph& graph, std::span<const Sample> samples,
+                      MakeObserver makeObserver, Fold fold, std::string doing = "running sample") {
+  SampleSource source(std::vector<Sample>(samples.begin(), samples.end()), "held");
+  return observeSamples(workers, graph, source, std::move(makeObserver), std::move(fold),
+                        std::move(doing));
 }
 
 }  // namespace qopt::analysis

@@ -3,8 +3,10 @@
 // weight rounding, mixed-precision, bias-correct and verify all read --calib-data, and each used
 // to open and decode it again.
 //
-// Decoded samples are kept up to kSampleCacheBytes; the samples past that are read from disk each
-// time they are asked for (a calibration set larger than memory still streams).
+// Decoded samples are kept up to kSampleCacheBytes (or an eighth of --max-memory when that is
+// less); the samples past that are read from disk each time they are asked for, so a
+// calibration set of any size streams. Decoding a sample costs far less than running the model
+// on it: the cache saves little beyond the first samples, which every pass reads.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +21,7 @@
 namespace qopt::analysis {
 
 /// Bytes of decoded samples a run keeps (the rest is read again where a pass asks for it).
-inline constexpr uint64_t kSampleCacheBytes = uint64_t{1} << 30;
+inline constexpr uint64_t kSampleCacheBytes = uint64_t{64} << 20;
 
 class SampleCache {
  public:
@@ -30,8 +32,6 @@ class SampleCache {
   /// As DataSet::forEach: `fn` gets each sample in data order (a copy sharing the decoded arrays:
   /// callers never write into them) until it returns false or `limit` samples (0: all) were given.
   void forEach(const std::function<bool(Sample&)>& fn, size_t limit = 0);
-  /// The first `limit` samples (0: all).
-  std::vector<Sample> read(size_t limit = 0);
 
   const DataSet& dataSet() const { return set_; }
 

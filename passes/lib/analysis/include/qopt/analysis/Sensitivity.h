@@ -12,6 +12,8 @@
 #include "qopt/analysis/Comparison.h"
 #include "qopt/analysis/DataSet.h"
 #include "qopt/analysis/QuantizedLayers.h"
+#include "qopt/analysis/SampleStream.h"
+#include "qopt/analysis/SpillStore.h"
 
 namespace qopt::analysis {
 
@@ -44,11 +46,15 @@ struct SensitivityResult {
   std::vector<LayerSensitivity> layers;
 };
 
-/// Measures every quantized layer of `model` on `samples`; `reference` holds the outputs of
-/// floatReference(model). Runs the model 1 + L times, or 1 + 2L with `measureOnlyFloat`.
-SensitivityResult measureSensitivity(const Model& model, std::span<const Sample> samples,
-                                     const OutputSets& reference, bool measureOnlyFloat,
-                                     FloatFallback fallback = FloatFallback::Float);
+/// Measures every quantized layer of `model` on the samples of `source` (on `workers`);
+/// `reference` holds the outputs of floatReference(model) on the same samples (collectOutputs).
+/// Streams the samples 1 + L times, or 1 + 2L with `measureOnlyFloat`; `doing` names the runs
+/// on the progress line and in a sample's error.
+SensitivityResult measureSensitivity(SampleWorkers& workers, const Model& model,
+                                     SampleSource& source, const SpillStore& reference,
+                                     bool measureOnlyFloat,
+                                     FloatFallback fallback = FloatFallback::Float,
+                                     const std::string& doing = "running sample");
 
 /// A quantized layer's own error: its output against a float twin reading the same upstream
 /// values before their Q/DQ (LocalSensitivity.cpp).
@@ -60,18 +66,21 @@ struct LocalSensitivity {
 };
 
 /// Every quantized layer with a quantized activation input, lowest local SQNR first, from one
-/// run of `model` per sample (samples in parallel): what mixed-precision ranks by, at the cost
-/// of about two runs instead of one run per layer.
-std::vector<LocalSensitivity> measureLocalSensitivity(const Model& model,
-                                                      std::span<const Sample> samples);
+/// run of `model` per sample of `source` (on `workers`): what mixed-precision ranks by, at the
+/// cost of about two runs instead of one run per layer.
+std::vector<LocalSensitivity> measureLocalSensitivity(SampleWorkers& workers, const Model& model,
+                                                      SampleSource& source,
+                                                      const std::string& doing = "running sample");
 
 /// What a sensitivity measurement compares against: the samples (eval data, else calibration
-/// data, else random inputs) and the float reference's outputs on them.
+/// data, else random inputs), read again for each model measured, and the float reference's
+/// outputs on them (held up to keptBytes, the rest spilled to a temporary file).
 struct FloatBaseline {
-  std::vector<Sample> samples;
-  OutputSets reference;
-  std::string origin;  // where the samples came from, as samplesFor says ("random": no data)
-  bool randomInputs() const { return origin == "random"; }
+  SampleSource source;
+  SpillStore reference;                                          // entry i: sample i's outputs
+  size_t samples = 0;                                            // the samples the stream gave
+  const std::string& origin() const { return source.origin(); }  // as sampleSource says
+  bool randomInputs() const { return source.isRandom(); }
 };
 
 /// `sampleLimit` caps the samples read (0: all); random inputs number `sampleLimit`, or 8 when 0.
@@ -79,6 +88,7 @@ struct FloatBaseline {
 /// the pipeline, that reference and every layer returned to float carry the corrections, and
 /// a warning naming `passName` says to run it before bias-correct. Without data, a warning says
 /// that it measures on random inputs, ending with `randomInputsNote` (what that costs the pass).
+/// The samples stream on the run's workers (sampleWorkers).
 FloatBaseline measureFloatBaseline(const Model& model, PassContext& context, size_t sampleLimit,
                                    std::string_view passName, std::string_view randomInputsNote);
 

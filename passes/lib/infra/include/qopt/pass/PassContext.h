@@ -43,6 +43,25 @@ struct InputValue {
 /// splits the name). Throws qopt::Error (Usage) naming the bad entry.
 std::vector<InputValue> parseInputValues(std::string_view text);
 
+/// Parses a memory size: "512M", "8G", "1.5GiB", "300000000" (bytes); K/M/G/T are powers of
+/// 1024. Throws qopt::Error (Usage) naming `flag` for anything else or for 0.
+uint64_t parseMemorySize(std::string_view text, std::string_view flag);
+/// "1.5 GiB", "300 MiB", "12 KiB", "100 B".
+std::string formatBytes(uint64_t bytes);
+
+/// What the run may use for work over samples (--threads, --max-memory).
+struct Resources {
+  /// Threads that run samples: 0 for every hardware thread.
+  size_t threads = 0;
+  /// What the passes' data may take: decoded samples, their runs, what passes keep of them.
+  uint64_t maxMemoryBytes = defaultMaxMemoryBytes();
+
+  /// --max-memory's default: half of the machine's physical memory (4 GiB when it is unknown).
+  static uint64_t defaultMaxMemoryBytes();
+  /// `threads`, or the hardware threads when it is 0 (at least 1).
+  size_t threadCount() const;
+};
+
 /// Data shared by passes that run the model (calibration, evaluation).
 struct DataSettings {
   std::string calibData;                // --calib-data: file or folder of calibration inputs
@@ -63,6 +82,7 @@ class PassContext {
 
   Target target;
   DataSettings data;
+  Resources resources;
   uint64_t seed = 0;
 
   Diagnostics& diagnostics() { return diagnostics_; }

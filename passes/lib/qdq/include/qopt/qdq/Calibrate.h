@@ -32,7 +32,7 @@ struct CalibrationRun {
 };
 
 /// Runs `model` over at most `limit` samples (0: all) and collects the statistics of `tensors`,
-/// reading --calib-data lazily, on `threads` workers (0: the machine's, see CollectOptions).
+/// reading --calib-data lazily, on `threads` workers (0: the run's --threads).
 /// Warnings and the progress bar name `passName`. The first `keep` samples are kept in the
 /// result (CalibrationRun::kept).
 CalibrationRun calibrate(const Model& model, const std::vector<std::string>& tensors,
@@ -46,10 +46,10 @@ std::string typeWord(DataType type);
 /// the planned weights as `quantized` holds them (by weight and axis; biases stay float in the
 /// probe).
 std::vector<quant::AutoChoice> chooseAutoRanges(
-    const Model& model, const std::vector<ActivationSite>& activations,
-    const std::vector<WeightSite>& weights, const PlannedWeights& quantized,
-    const CalibrationRun& run, const quant::CalibratorSpec& spec, ActivationScheme scheme,
-    quant::AutoOutputCheck* check = nullptr);
+    analysis::SampleWorkers& workers, const Model& model,
+    const std::vector<ActivationSite>& activations, const std::vector<WeightSite>& weights,
+    const PlannedWeights& quantized, const CalibrationRun& run, const quant::CalibratorSpec& spec,
+    ActivationScheme scheme, quant::AutoOutputCheck* check = nullptr);
 
 /// `choice`: what calibrator=auto chose and why (nullptr for the other calibrators).
 quant::ScaleEntry activationScaleEntry(const std::string& tensor, const ActivationParams& params,

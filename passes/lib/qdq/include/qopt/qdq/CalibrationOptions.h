@@ -14,9 +14,10 @@ struct CalibrationOptions {
   explicit CalibrationOptions(OptionSet& pass)
       : percentile{pass, "percentile", 99.99, "Percentile of |x| for calibrator=percentile"},
         samples{pass, "samples", 0, "Calibration samples to use (0: all)"},
-        threads{pass, "threads", 0,
-                "Calibration threads, one sample each (0: the machine's, at most 16); the scales "
-                "do not depend on it"},
+        threads{
+            pass, "threads", 0,
+            "Calibration threads, one sample each (0: the run's --threads, at most 16); the scales "
+            "do not depend on it"},
         cache{pass, "cache", "",
               "Write a TensorRT calibration cache of the activation scales here"},
         scales{pass, "scales", "", "Write every activation and weight scale to this JSON file"} {}

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/quant/Calibration.h"
 
@@ -118,10 +119,11 @@ struct AutoOutputCheck {
 
 /// The choice for each tensor, in the order given, judging on `samples` (the caller passes at
 /// most kAutoCalibrationSamples). Runs the probe once per sample, then the whole-model check (its
-/// outcome in `check` when given), samples in parallel; the result does not depend on the thread
-/// count. Throws qopt::Error naming the sample when the probe fails to run, and (Internal) for a
-/// tensor or use that is not in `model`.
-std::vector<AutoChoice> chooseAutoRanges(const Model& model, std::span<const AutoTensor> tensors,
+/// outcome in `check` when given), samples on `workers`; the result does not depend on the
+/// thread count. Throws qopt::Error naming the sample when the probe fails to run, and (Internal)
+/// for a tensor or use that is not in `model`.
+std::vector<AutoChoice> chooseAutoRanges(analysis::SampleWorkers& workers, const Model& model,
+                                         std::span<const AutoTensor> tensors,
                                          const CalibratorSpec& spec,
                                          const QuantizedWeights& weights,
                                          std::span<const analysis::Sample> samples,

@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/Progress.h"
+#include "qopt/analysis/SampleStream.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::quant {
@@ -126,14 +128,16 @@ struct TensorRange {
 
 /// Called after each sample: (samples done, samples in all or 0 when unknown); collectStatistics
 /// calls it once more with done == total when the samples are exhausted.
-using ProgressFn = std::function<void(size_t done, size_t total)>;
+using analysis::ProgressFn;
 
-/// How collectStatistics runs: samples are spread over `threads` workers (0: the hardware's
-/// threads, at most kMaxCalibrationThreads), each with its own interpreter and statistics,
-/// merged at the end. Merging is exact, so the result is the same for every thread count.
-/// Memory: each worker holds one sample's live tensors; at most 2 samples per worker wait.
+/// How collectStatistics runs: samples are spread over the run's `workers` (when null, over
+/// `threads` workers of its own, 0: the hardware's, at most kMaxCalibrationThreads; with
+/// workers given, `threads` caps how many of them take part), each with its own interpreter and
+/// statistics, merged at the end. Merging is exact, so the result is the same for every thread
+/// count. Memory: each worker holds one sample's live tensors; at most 2 samples per worker wait.
 struct CollectOptions {
   int threads = 0;
+  analysis::SampleWorkers* workers = nullptr;
 };
 inline constexpr int kMaxCalibrationThreads = 16;
 
@@ -153,8 +157,6 @@ std::map<std::string, TensorStatistics> collectStatistics(
 /// infinite value, or a bad axis.
 std::vector<double> weightAmax(const Tensor& weight, int64_t axis, std::string_view what);
 
-/// A progress bar on stderr ("calibrating: 37/96 samples, 12.3/s, 4 s left") that redraws in
-/// place when stderr is a terminal and prints nothing otherwise.
-ProgressFn terminalProgress(std::string label);
+using analysis::terminalProgress;
 
 }  // namespace qopt::quant

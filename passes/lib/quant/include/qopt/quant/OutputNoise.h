@@ -7,32 +7,42 @@
 // compared as flat lists (an opset conversion may have put the logits into a 2-D view).
 #pragma once
 
+#include <cstdint>
 #include <optional>
-#include <span>
+#include <string>
 #include <vector>
 
 #include "qopt/analysis/Comparison.h"
 #include "qopt/analysis/DataSet.h"
+#include "qopt/analysis/SampleStream.h"
+#include "qopt/analysis/SpillStore.h"
 #include "qopt/ir/Graph.h"
 
 namespace qopt::quant {
 
 class OutputNoise {
  public:
-  /// Runs `reference` on `samples` (kept by reference: they must outlive this object).
-  OutputNoise(const Model& reference, std::span<const analysis::Sample> samples);
+  /// Runs `reference` on the samples of `source` on `workers`, keeping its compared outputs in a
+  /// SpillStore of `keptBytes` (memory, the rest in a temporary file). `source` and `workers`
+  /// are kept by reference: they must outlive this object; of() reads `source` again.
+  OutputNoise(analysis::SampleWorkers& workers, const Model& reference,
+              analysis::SampleSource& source, uint64_t keptBytes, std::string doing);
 
   /// The noise / signal of `candidate`'s outputs, 0 when nothing is compared; nullopt when its
   /// outputs do not correspond to the reference's (another count, no logits where the reference
   /// has them, another number of values).
   std::optional<double> of(const Model& candidate) const;
+  /// The samples compared.
+  size_t samples() const { return expected_.size(); }
 
  private:
-  std::span<const analysis::Sample> samples_;
+  analysis::SampleWorkers& workers_;
+  analysis::SampleSource& source_;
+  std::string doing_;
   size_t outputs_ = 0;
   std::vector<bool> compared_;  // by reference output: its numbers are float
   std::vector<bool> atLogits_;  // by reference output: compared at its logits
-  analysis::OutputSets expected_;
+  analysis::SpillStore expected_;
 };
 
 }  // namespace qopt::quant

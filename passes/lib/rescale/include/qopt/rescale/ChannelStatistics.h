@@ -33,7 +33,15 @@ struct ChannelStatistics {
   double standardDeviation(size_t c) const;
   std::vector<float> rows;  // kept rows, row-major: rows.size() / channels rows
   size_t rowCount() const { return channels ? rows.size() / static_cast<size_t>(channels) : 0; }
+  /// Rows offered so far, and one of every rowStride of them is kept (see kMaxKeptRows).
+  uint64_t rowsOffered = 0;
+  uint64_t rowStride = 1;
 };
+
+/// The rows kept of one value at most: past it, every other kept row is dropped and from then
+/// on one offered row in twice as many is kept. What is kept stays evenly spread over all the
+/// samples (in data order, so deterministic) and does not grow with the data set.
+inline constexpr size_t kMaxKeptRows = 4096;
 
 /// Runs `model` over at most `sampleLimit` samples (0: all) of context.data.calibData and
 /// returns the statistics of each requested value (by value). Throws qopt::Error naming the data

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "qopt/quant/Calibration.h"
+#include "qopt/analysis/Progress.h"
 
-namespace qopt::quant {
+namespace qopt::analysis {
 
 namespace {
 
@@ -37,7 +37,7 @@ std::string progressLine(const ProgressState& state, size_t done, size_t total) 
 }  // namespace
 
 ProgressFn terminalProgress(std::string label) {
-  if (!isatty(STDERR_FILENO)) return [](size_t, size_t) {};
+  if (!isatty(STDERR_FILENO)) return {};
   auto state = std::make_shared<ProgressState>();
   state->label = std::move(label);
   return [state](size_t done, size_t total) {
@@ -56,4 +56,4 @@ ProgressFn terminalProgress(std::string label) {
   };
 }
 
-}  // namespace qopt::quant
+}  // namespace qopt::analysis
