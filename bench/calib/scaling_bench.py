@@ -42,7 +42,6 @@ For a quick check: --models ppocr-v4-rec --counts 4,8 --identity-count 4. The fu
 writes about 5 GB of detector samples and takes hours on a small machine.
 """
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -80,14 +79,6 @@ class BenchError(Exception):
 
 def default_data():
     return fetch_corpus.user_cache("scaling", "QOPT_SCALING_CACHE")
-
-
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def model_path(name):
@@ -239,7 +230,7 @@ def measure(args, name, failures):
         print(f"{name}: {args.identity_count} samples, --threads {threads}", file=sys.stderr)
         rc, wall, rss, stderr = run_qopt(args, model, folders[args.identity_count], threads, out,
                                          log, shape)
-        digest = sha256_of(out) if rc == 0 and os.path.exists(out) else None
+        digest = fetch_corpus.sha256_of(out) if rc == 0 and os.path.exists(out) else None
         identity["runs"].append({"threads": threads, "exit": rc, "wall_s": wall,
                                  "peak_rss_bytes": rss, "sha256": digest, "log": log})
         if rc != 0:
