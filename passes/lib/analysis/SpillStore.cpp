@@ -24,6 +24,19 @@ Error fileError(const char* doing) {
                            doing, std::strerror(errno)));
 }
 
+// Moves `bytes` bytes between `data` and the file at `offset` with pwrite or pread (`io`), which
+// may move fewer than asked at a time.
+template <class Data, class Io>
+void transfer(int fd, Data* data, size_t bytes, uint64_t offset, Io io, const char* doing) {
+  while (bytes > 0) {
+    const ssize_t moved = io(fd, data, bytes, static_cast<off_t>(offset));
+    if (moved <= 0) throw fileError(doing);
+    data += moved;
+    bytes -= static_cast<size_t>(moved);
+    offset += static_cast<uint64_t>(moved);
+  }
+}
+
 }  // namespace
 
 SpillStore::SpillStore(uint64_t memoryBytes) : budget_(memoryBytes) {}
@@ -55,15 +68,9 @@ void SpillStore::push(std::vector<interp::Array> arrays) {
   for (const interp::Array& a : arrays) {
     entry.types.push_back(a.dataType());
     entry.shapes.push_back(a.shape());
-    const auto* data = reinterpret_cast<const char*>(a.bytes());
-    size_t left = a.byteSize();
-    while (left > 0) {
-      const ssize_t wrote = pwrite(fd, data, left, static_cast<off_t>(fileBytes_));
-      if (wrote <= 0) throw fileError("writing");
-      data += wrote;
-      left -= static_cast<size_t>(wrote);
-      fileBytes_ += static_cast<uint64_t>(wrote);
-    }
+    transfer(fd, reinterpret_cast<const char*>(a.bytes()), a.byteSize(), fileBytes_, pwrite,
+             "writing");
+    fileBytes_ += a.byteSize();
   }
   entries_.push_back(std::move(entry));
 }
@@ -76,15 +83,8 @@ std::vector<interp::Array> SpillStore::get(size_t index) const {
   uint64_t offset = entry.offset;
   for (size_t i = 0; i < entry.types.size(); ++i) {
     interp::Array a(entry.types[i], entry.shapes[i]);
-    auto* data = reinterpret_cast<char*>(a.bytes());
-    size_t left = a.byteSize();
-    while (left > 0) {
-      const ssize_t got = pread(fd, data, left, static_cast<off_t>(offset));
-      if (got <= 0) throw fileError("reading back");
-      data += got;
-      left -= static_cast<size_t>(got);
-      offset += static_cast<uint64_t>(got);
-    }
+    transfer(fd, reinterpret_cast<char*>(a.bytes()), a.byteSize(), offset, pread, "reading back");
+    offset += a.byteSize();
     arrays.push_back(std::move(a));
   }
   return arrays;

@@ -48,19 +48,18 @@ Magnitudes observeMagnitudes(const Model& model, PassContext& context, PassResul
     analysis::SampleSource source =
         analysis::sampleSource(graph, context, /*preferEval=*/false,
                                given ? kCalibrationSamples : kRandomSamples, kRandomSamples);
-    auto foldMax = [&](std::unordered_map<const Value*, double>&& sample) {
-      for (const auto& [value, m] : sample) {
-        double& into = magnitudes[value];
-        into = std::max(into, m);
-      }
-    };
     const size_t samples = analysis::observeSamples(
         analysis::sampleWorkers(context), graph, source,
         [&] {
           return analysis::FloatFold<double>(
               wanted, [](double& m, const interp::Array& a) { m = std::max(m, maxAbs(a)); });
         },
-        [&](std::unordered_map<const Value*, double>&& sample) { foldMax(std::move(sample)); },
+        [&](std::unordered_map<const Value*, double>&& sample) {
+          for (const auto& [value, m] : sample) {
+            double& into = magnitudes[value];
+            into = std::max(into, m);
+          }
+        },
         "to-fp16: observing ranges");
     // The graph inputs' own ranges.
     source.forEach([&](analysis::Sample& sample) {

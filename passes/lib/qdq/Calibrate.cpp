@@ -35,13 +35,10 @@ CalibrationRun calibrate(const Model& model, const std::vector<std::string>& ten
                     "rarely fit real inputs",
                     passName, total));
   }
-  auto forEachSample = [&source](const std::function<bool(analysis::Sample&)>& fn) {
-    source.forEach(fn);
-  };
   // The reading thread hands samples out in data order, so the kept ones are the first `keep`
   // whatever the thread count. Arrays share their storage: keeping costs no copy.
   auto keeping = [&](const std::function<bool(analysis::Sample&)>& fn) {
-    forEachSample([&](analysis::Sample& sample) {
+    source.forEach([&](analysis::Sample& sample) {
       if (run.kept.size() < keep) run.kept.push_back(sample);
       return fn(sample);
     });

@@ -28,6 +28,13 @@ std::vector<Sample> numbered(size_t count, int64_t width = 16) {
   return samples;
 }
 
+// Raises `most` to `value` when it is larger (from any thread).
+void raiseTo(std::atomic<size_t>& most, size_t value) {
+  size_t seen = most.load();
+  while (value > seen && !most.compare_exchange_weak(seen, value)) {
+  }
+}
+
 struct Counter {
   size_t runs = 0;
 };
@@ -71,10 +78,7 @@ TEST(SampleStreamTest, KeepsAtMostTwoSamplesPerWorkerInFlight) {
     streamSamples<Counter>(
         workers, source, "window", [] { return std::make_unique<Counter>(); },
         [&](Counter&, Sample&, size_t i) {
-          const size_t gap = i - folded.load();
-          size_t seen = widest.load();
-          while (gap > seen && !widest.compare_exchange_weak(seen, gap)) {
-          }
+          raiseTo(widest, i - folded.load());
           return i;
         },
         [&](size_t, size_t) { ++folded; });
@@ -156,10 +160,7 @@ TEST(SampleStreamTest, SmallBudgetRunsFewerSamplesAtOnce) {
   streamSamples<Big>(
       workers, source, "big", [] { return std::make_unique<Big>(); },
       [&](Big&, Sample&, size_t i) {
-        const size_t now = ++running;
-        size_t seen = most.load();
-        while (now > seen && !most.compare_exchange_weak(seen, now)) {
-        }
+        raiseTo(most, ++running);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
         --running;
         return i;
