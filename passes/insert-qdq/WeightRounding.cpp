@@ -366,8 +366,36 @@ double outputError(const std::vector<double>& h, const std::vector<double>& d, i
   return sum;
 }
 
+namespace {
+
+/// h (k x k) becomes P h P^T in place, for the permutation taking row `order[i]` to row i.
+void permuteSymmetric(std::vector<double>& h, size_t k, const std::vector<size_t>& order) {
+  std::vector<double> row(k);
+  std::vector<bool> placed(k, false);
+  auto rowAt = [&](size_t i) { return h.begin() + static_cast<std::ptrdiff_t>(i * k); };
+  for (size_t start = 0; start < k; ++start) {  // rows, one cycle at a time
+    if (placed[start]) continue;
+    std::copy_n(rowAt(start), k, row.begin());
+    size_t i = start;
+    for (;;) {
+      placed[i] = true;
+      const size_t from = order[i];
+      if (from == start) break;
+      std::copy_n(rowAt(from), k, rowAt(i));
+      i = from;
+    }
+    std::copy_n(row.begin(), k, rowAt(i));
+  }
+  for (size_t i = 0; i < k; ++i) {  // then the columns of each row
+    std::copy_n(rowAt(i), k, row.begin());
+    for (size_t j = 0; j < k; ++j) h[i * k + j] = row[order[j]];
+  }
+}
+
+}  // namespace
+
 std::vector<double> gptqColumns(const std::vector<double>& w, int64_t k, int64_t n,
-                                const std::vector<double>& h, const std::vector<double>& scales,
+                                std::vector<double>& h, const std::vector<double>& scales,
                                 DataType type) {
   const auto K = static_cast<size_t>(k);
   const auto N = static_cast<size_t>(n);
@@ -377,15 +405,22 @@ std::vector<double> gptqColumns(const std::vector<double>& w, int64_t k, int64_t
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return h[a * K + a] > h[b * K + b]; });
-  std::vector<double> hp(K * K);
+  std::vector<size_t> inverse(K);
+  for (size_t i = 0; i < K; ++i) inverse[order[i]] = i;
   std::vector<double> work(K * N);
   for (size_t i = 0; i < K; ++i) {
-    for (size_t j = 0; j < K; ++j) hp[i * K + j] = h[order[i] * K + order[j]];
     std::copy_n(w.begin() + static_cast<std::ptrdiff_t>(order[i] * N), N,
                 work.begin() + static_cast<std::ptrdiff_t>(i * N));
   }
-  const std::vector<double> u = wq::inverseCholeskyUpper(std::move(hp), k, wq::kGptqDampening);
-  if (u.empty()) return {};
+  // H in act order, then GPTQ's factor in its own storage (no copy of a K x K matrix); both are
+  // undone before returning.
+  permuteSymmetric(h, K, order);
+  const std::optional<std::vector<double>> diagonal = wq::factorInPlace(h, k, wq::kGptqDampening);
+  if (!diagonal) {
+    permuteSymmetric(h, K, inverse);
+    return {};
+  }
+  const std::vector<double>& u = h;
   std::vector<double> q(K * N);
   const auto block = static_cast<size_t>(kGptqBlock);
   std::vector<double> errors(block * N);
@@ -411,6 +446,8 @@ std::vector<double> gptqColumns(const std::vector<double>& w, int64_t k, int64_t
                            static_cast<int64_t>(last - first), -1.0, u.data() + first * K + last, k,
                            errors.data(), n, work.data() + last * N, n);
   }
+  wq::restoreGram(h, k, *diagonal);
+  permuteSymmetric(h, K, inverse);
   std::vector<double> out(K * N);
   for (size_t i = 0; i < K; ++i) {
     std::copy_n(q.begin() + static_cast<std::ptrdiff_t>(i * N), N,
@@ -420,7 +457,7 @@ std::vector<double> gptqColumns(const std::vector<double>& w, int64_t k, int64_t
 }
 
 std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite& site,
-                                         const InputGram& gram, DataType type, double inputNoise,
+                                         InputGram gram, DataType type, double inputNoise,
                                          QuantizedWeight& quantized, std::string& why) {
   std::optional<Layout> layout = layoutOf(site, weight.dims(), why);
   if (!layout) return std::nullopt;
@@ -448,7 +485,7 @@ std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite&
     // The layer reads its input quantized: x + e with e's variance inputNoise in every element,
     // independent of x, so E[(x + e)(x + e)^T] = H + rows * inputNoise * I. Without that term
     // GPTQ moves the error into the directions x never takes, where e is as large as anywhere.
-    std::vector<double> h = gram.grams[static_cast<size_t>(g)];
+    std::vector<double>& h = gram.grams[static_cast<size_t>(g)];
     for (size_t i = 0; i < K; ++i) h[i * K + i] += static_cast<double>(gram.rows) * inputNoise;
     const std::vector<double> q = gptqColumns(m, layout->k, layout->n, h, scales, type);
     if (q.empty()) {
@@ -473,6 +510,7 @@ std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite&
     } else {
       outcome.gptqError += nearestError;
     }
+    std::vector<double>().swap(h);  // this group's H is done with
   }
   setWeightCodes(quantized, weight.dims(), rounded, type);
   return outcome;
@@ -500,7 +538,17 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
     readers[{sites[s].weight, sites[s].axis}].push_back(s);
   }
   if (planned.empty() || context.data.calibData.empty()) return;
-  const CapturedGrams captured = captureInputGrams(model, sites, context, limit);
+  CapturedGrams captured = captureInputGrams(model, sites, context, limit);
+  // How many sites still read each H: the last one takes it (no copy of a K x K matrix), and an
+  // H is freed as soon as its last weight is rounded.
+  std::vector<size_t> users(captured.grams.size(), 0);
+  for (const auto& [key, siteIndices] : readers) {
+    if (planned.count(key) == 0) continue;
+    for (size_t s : siteIndices) {
+      auto found = captured.gramOf.find(s);
+      if (found != captured.gramOf.end()) ++users[found->second];
+    }
+  }
   size_t rounded = 0;
   double nearestTotal = 0, gptqTotal = 0;
   for (const auto& [key, siteIndices] : readers) {
@@ -511,38 +559,40 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
         fmt::format("weight '{}' of {}", first.weight->name(), first.node->describe());
     std::string why;
     layoutOf(first, found->second.values.dims(), why);
-    std::vector<const InputGram*> parts;  // one per reader
+    // Several readers: their output errors add up, so their H do.
+    InputGram gram;
+    bool taken = false;
     for (size_t s : siteIndices) {
-      if (!why.empty()) break;
-      const InputGram* g = captured.of(s);
-      if (g != nullptr) {
-        parts.push_back(g);
+      auto part = captured.gramOf.find(s);
+      if (part == captured.gramOf.end()) {
+        if (!why.empty()) continue;
+        auto reason = captured.skipped.find(s);
+        why = reason != captured.skipped.end() ? reason->second : "its input was never computed";
         continue;
       }
-      auto reason = captured.skipped.find(s);
-      why = reason != captured.skipped.end() ? reason->second : "its input was never computed";
-    }
-    // Several readers: their output errors add up, so their H do (summed in a copy).
-    InputGram summed;
-    if (why.empty() && parts.size() > 1) {
-      summed = *parts[0];
-      for (size_t i = 1; i < parts.size() && why.empty(); ++i) {
-        if (!addGram(summed, *parts[i])) {
+      InputGram& h = captured.grams[part->second];
+      const bool last = --users[part->second] == 0;
+      if (why.empty()) {
+        if (!taken) {
+          gram = last ? std::move(h) : h;
+          taken = true;
+        } else if (!addGram(gram, h)) {
           why = "the layers that share it read inputs of different widths";
         }
       }
+      if (last) h = InputGram{};
     }
-    const InputGram& gram = parts.size() == 1 ? *parts[0] : summed;
     if (why.empty() && gram.rows < kMinRowsPerInput * gram.k) {
       // H has at most `rows` directions: GPTQ would put the whole error in the ones the
       // calibration data never took, and other data takes them.
       why = fmt::format("{} calibration rows for {} inputs: GPTQ needs {} per input", gram.rows,
                         gram.k, kMinRowsPerInput);
     }
+    const int64_t rows = gram.rows;
     std::optional<GptqOutcome> outcome;
     if (why.empty()) {
       auto noise = inputNoise.find(first.node->input(0));
-      outcome = roundWithGptq(*fold::constantOf(first.weight), first, gram, type,
+      outcome = roundWithGptq(*fold::constantOf(first.weight), first, std::move(gram), type,
                               noise == inputNoise.end() ? 0.0 : noise->second, found->second, why);
     }
     if (!outcome) {
@@ -558,7 +608,7 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
     found->second.rounding = fmt::format(
         "GPTQ rounding: its output error on the calibration data {:.2f} dB below round "
         "to nearest ({} rows)",
-        gain, gram.rows);
+        gain, rows);
   }
   result.statistics["weights-gptq"] = static_cast<int64_t>(rounded);
   if (rounded > 0) {

@@ -68,9 +68,10 @@ struct GptqOutcome {
 
 /// Replaces the codes of `quantized` (from quantizeWeight on `weight`, whose scales it keeps) by
 /// GPTQ's, against H plus the input's quantization noise (variance `inputNoise` per element).
-/// nullopt, with `why`, when H cannot be factored.
+/// nullopt, with `why`, when H cannot be factored. Works in `gram`'s storage and frees each
+/// group's H when done with it.
 std::optional<GptqOutcome> roundWithGptq(const Tensor& weight, const WeightSite& site,
-                                         const InputGram& gram, DataType type, double inputNoise,
+                                         InputGram gram, DataType type, double inputNoise,
                                          QuantizedWeight& quantized, std::string& why);
 
 /// Every weight of `sites` quantized once per (weight, axis) to `type`, rounded to nearest.
@@ -88,8 +89,9 @@ void roundPlannedWeights(PlannedWeights& planned, const Model& model,
 /// GPTQ on one K x N row-major matrix w (row = input, column = output channel with scale
 /// scales[n]) against the k x k H: the values (multiples of each column's scale on `type`'s
 /// grid) it rounds w to, rows in act order (largest H_kk first). Empty when H cannot be factored.
+/// Works in h's storage (no copy of a K x K matrix) and leaves it as it was.
 std::vector<double> gptqColumns(const std::vector<double>& w, int64_t k, int64_t n,
-                                const std::vector<double>& h, const std::vector<double>& scales,
+                                std::vector<double>& h, const std::vector<double>& scales,
                                 DataType type);
 
 /// sum over columns n of d_n^T H d_n for the K x N row-major d.

@@ -7,39 +7,71 @@
 
 namespace qopt::wq {
 
-std::vector<double> inverseCholeskyUpper(std::vector<double> h, int64_t k, double dampening) {
+namespace {
+
+/// h[i][j] = h[j][i] below the diagonal, from the strict upper triangle (h symmetric).
+void mirrorUpperToLower(std::vector<double>& h, size_t n) {
+  for (size_t i = 1; i < n; ++i) {
+    for (size_t j = 0; j < i; ++j) h[i * n + j] = h[j * n + i];
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<double>> factorInPlace(std::vector<double>& h, int64_t k,
+                                                 double dampening) {
   const auto n = static_cast<size_t>(k);
+  std::vector<double> diagonal(n);
   double meanDiag = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (h[i * n + i] == 0) h[i * n + i] = 1.0;  // a channel that is always 0
-    meanDiag += h[i * n + i];
+    diagonal[i] = h[i * n + i];
+    meanDiag += diagonal[i] == 0 ? 1.0 : diagonal[i];  // a channel that is always 0 counts 1
   }
   meanDiag /= static_cast<double>(std::max<size_t>(n, 1));
   // With P the reversal of the channel order, P H P = L L^T gives H^-1 = U^T U for the upper
-  // triangular U = P L^-1 P: one factorization and one triangular inverse.
+  // triangular U = P L^-1 P: one factorization and one triangular inverse. Reversing the
+  // row-major storage end to end is P H P; LAPACK writes L^-1 over the lower triangle only, so
+  // the strict upper one keeps P H P's values, and after reversing back U lies in the upper
+  // triangle and H's strict lower triangle is untouched.
   double damp = dampening;
   for (int attempt = 0; attempt < 3; ++attempt, damp *= 10) {
-    std::vector<double> m(n * n);
+    std::reverse(h.begin(), h.end());
     for (size_t i = 0; i < n; ++i) {
-      for (size_t j = 0; j < n; ++j) m[i * n + j] = h[(n - 1 - i) * n + (n - 1 - j)];
-      m[i * n + i] += damp * meanDiag;
+      const double d = diagonal[n - 1 - i];
+      h[i * n + i] = (d == 0 ? 1.0 : d) + damp * meanDiag;
     }
-    if (!dense::invertedCholeskyLower(m, k)) continue;
-    std::vector<double> u(n * n, 0.0);
-    for (size_t i = 0; i < n; ++i) {
-      for (size_t j = i; j < n; ++j) u[i * n + j] = m[(n - 1 - i) * n + (n - 1 - j)];
-    }
-    return u;
+    const bool factored = dense::invertedCholeskyLower(h, k);
+    if (!factored) mirrorUpperToLower(h, n);  // the failed factorization's partial writes
+    std::reverse(h.begin(), h.end());
+    if (factored) return diagonal;
+    for (size_t i = 0; i < n; ++i) h[i * n + i] = diagonal[i];
   }
-  return {};
+  return std::nullopt;
+}
+
+void restoreGram(std::vector<double>& h, int64_t k, const std::vector<double>& diagonal) {
+  const auto n = static_cast<size_t>(k);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) h[i * n + j] = h[j * n + i];
+    h[i * n + i] = diagonal[i];
+  }
+}
+
+std::vector<double> inverseCholeskyUpper(std::vector<double> h, int64_t k, double dampening) {
+  if (!factorInPlace(h, k, dampening)) return {};
+  const auto n = static_cast<size_t>(k);
+  for (size_t i = 1; i < n; ++i)
+    std::fill_n(h.begin() + static_cast<std::ptrdiff_t>(i * n), i, 0.0);
+  return h;
 }
 
 std::optional<BlockQuantized> quantizeGptq(const Matrix& w, const std::vector<double>& gram,
                                            const BlockScheme& scheme, std::string& why) {
   const auto k = static_cast<size_t>(w.rows);
   const auto n = static_cast<size_t>(w.cols);
-  const std::vector<double> u = inverseCholeskyUpper(gram, w.rows, kGptqDampening);
-  if (u.empty()) {
+  // U in a copy of H (the caller keeps H): GPTQ reads its upper triangle only.
+  std::vector<double> u = gram;
+  if (!factorInPlace(u, w.rows, kGptqDampening)) {
     why = "the activations' Gram matrix is not positive definite even with 100x the dampening";
     return std::nullopt;
   }

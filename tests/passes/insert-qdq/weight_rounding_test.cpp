@@ -91,10 +91,12 @@ TEST(WeightRounding, GptqCutsTheOutputErrorOfCorrelatedInputsOnTheSameGrid) {
   std::mt19937 rng(5);
   const int64_t k = 64, n = 16;
   const std::vector<double> w = normals(static_cast<size_t>(k * n), rng);
-  const std::vector<double> h = correlatedGram(2000, k, 6, rng);
+  std::vector<double> h = correlatedGram(2000, k, 6, rng);
+  const std::vector<double> given = h;
   const std::vector<double> scales = columnScales(w, k, n);
   const std::vector<double> q = gptqColumns(w, k, n, h, scales, DataType::Int8);
   ASSERT_EQ(q.size(), w.size());
+  EXPECT_EQ(h, given);  // worked in h's storage (act order, the factor) and put it back
   for (size_t i = 0; i < q.size(); ++i) {
     const double units = q[i] / scales[i % static_cast<size_t>(n)];
     EXPECT_NEAR(units, std::round(units), 1e-9) << i;

@@ -84,6 +84,34 @@ TEST(Gptq, InverseCholeskyFactorInvertsTheDampenedHessian) {
   }
 }
 
+TEST(Gptq, FactorInPlaceKeepsTheGramMatrixToRestore) {
+  std::mt19937 rng(11);
+  const int64_t k = 29;
+  const std::vector<double> h = gramMatrix(correlatedRows(300, k, 4, rng));
+  const std::vector<double> u = inverseCholeskyUpper(h, k, kGptqDampening);
+  std::vector<double> work = h;
+  const auto diagonal = factorInPlace(work, k, kGptqDampening);
+  ASSERT_TRUE(diagonal.has_value());
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t j = 0; j < k; ++j) {
+      const auto at = static_cast<size_t>(i * k + j);
+      EXPECT_EQ(work[at], j >= i ? u[at] : h[at]) << i << "," << j;
+    }
+  }
+  restoreGram(work, k, *diagonal);
+  EXPECT_EQ(work, h);
+}
+
+TEST(Gptq, FactorInPlaceThatFailsLeavesTheMatrixAsItWas) {
+  // Reversed, the first two pivots factor and the third is negative: LAPACK has written part of
+  // the factor when it stops.
+  const int64_t k = 4;
+  std::vector<double> h = {4, 0.5, 0, 0, 0.5, -100, 0.5, 0, 0, 0.5, 4, 0.5, 0, 0, 0.5, 4};
+  const std::vector<double> given = h;
+  EXPECT_FALSE(factorInPlace(h, k, kGptqDampening).has_value());
+  EXPECT_EQ(h, given);
+}
+
 TEST(Gptq, NotPositiveDefiniteIsRefused) {
   const int64_t k = 3;
   std::vector<double> h(9, 0.0);

@@ -22,6 +22,16 @@ inline constexpr double kGptqDampening = 0.01;
 /// H_kk = 1. Empty when H is not positive definite even with a dampening 100 times larger.
 std::vector<double> inverseCholeskyUpper(std::vector<double> h, int64_t k, double dampening);
 
+/// The same factor in H's own storage, with no second K x K matrix (a 4096-wide layer's H is
+/// 128 MiB): on success the upper triangle of the symmetric `h`, diagonal included, becomes
+/// that U, its strict lower triangle keeps H's, and H's diagonal is returned for restoreGram.
+/// nullopt, with `h` as it was, when inverseCholeskyUpper would be empty.
+std::optional<std::vector<double>> factorInPlace(std::vector<double>& h, int64_t k,
+                                                 double dampening);
+
+/// H again from what factorInPlace left in `h` (its strict lower triangle) and H's diagonal.
+void restoreGram(std::vector<double>& h, int64_t k, const std::vector<double>& diagonal);
+
 /// w (K x N) quantized by GPTQ against `gram` (K x K, gramMatrix of the activations). nullopt,
 /// with `why`, when H cannot be factored.
 std::optional<BlockQuantized> quantizeGptq(const Matrix& w, const std::vector<double>& gram,
