@@ -37,17 +37,14 @@ namespace {
 using qdq::QuantGroup;
 using qdq::QuantParams;
 
-class PropagateScalesPass : public Pass {
+class PropagateScalesPass : public GraphPass {
  public:
   PropagateScalesPass()
-      : Pass("propagate-scales",
-             "Moves Q/DQ through ops that commute with quantization and unifies scales where the "
-             "target needs them equal") {}
+      : GraphPass("propagate-scales",
+                  "Moves Q/DQ through ops that commute with quantization and unifies scales "
+                  "where the target needs them equal") {}
 
-  // Sees the main graph only (the pass manager warns when a model has bodies).
-  bool entersBodies() const override { return false; }
-
-  PassResult run(Model& model, PassContext&) override {
+  PassResult prepare(Model& model, PassContext&) override {
     PassResult result;
     for (const char* name : {"dq-moved-forward", "q-moved-backward", "dq-q-pairs-removed",
                              "duplicates-removed", "scales-unified", "dq-copied-per-consumer"}) {
@@ -58,7 +55,14 @@ class PropagateScalesPass : public Pass {
     // Scales that QAT exports compute in the graph become the constants they always are, so
     // pairs that read them can move and unify like any other.
     result.statistics["parameters-folded"] = fold::foldQdqParameterCones(model, result);
-    Graph& graph = model.graph();
+    result.changed = result.statistics.get("parameters-folded") > 0;
+    return result;
+  }
+
+  // A move or a merge pairs a Q or DQ with nodes of its own graph only: an integer tensor
+  // crossing into an If or Loop body is what TensorRT's control flow refuses.
+  PassResult runOnGraph(Graph& graph, PassContext&) override {
+    PassResult result;
     bool changed = true;
     int round = 0;
     for (; changed && round < *max_rounds_; ++round) {
@@ -69,7 +73,9 @@ class PropagateScalesPass : public Pass {
       changed |= removeDuplicates(graph, result);
     }
     if (changed) {
-      result.note("graph",
+      result.note(graph.parentNode()
+                      ? fmt::format("body '{}' of {}", graph.name, graph.parentNode()->describe())
+                      : std::string("graph"),
                   fmt::format("stopped after {} rounds (max-rounds) with moves left", round));
     }
     if (*unique_dq_) copyDqPerConsumer(graph, result);
@@ -93,7 +99,7 @@ class PropagateScalesPass : public Pass {
     std::vector<Node*> dqs;
     for (size_t i : qdq::dataInputs(op)) {
       Node* producer = op.input(i) ? op.input(i)->producer() : nullptr;
-      if (!qdq::isDequantize(producer)) return {};
+      if (!qdq::isDequantize(producer) || producer->graph() != op.graph()) return {};
       dqs.push_back(producer);
     }
     return dqs;
@@ -107,7 +113,9 @@ class PropagateScalesPass : public Pass {
       if (out->isAbsent() || (o > 0 && op.is("MaxPool"))) continue;
       if (out->isGraphOutput() || !out->hasUses()) return {};
       for (const Use& use : out->uses()) {
-        if (!qdq::isQuantize(use.user) || use.index != 0) return {};
+        if (!qdq::isQuantize(use.user) || use.index != 0 || use.user->graph() != op.graph()) {
+          return {};
+        }
         qs.push_back(use.user);
       }
     }
@@ -341,7 +349,10 @@ class PropagateScalesPass : public Pass {
       std::vector<QuantGroup> groups;
       for (size_t i = 0; i < 2; ++i) {
         Node* dq = add->input(i) ? add->input(i)->producer() : nullptr;
-        if (!qdq::isDequantize(dq) || fold::isConstantValue(dq->input(0))) break;
+        if (!qdq::isDequantize(dq) || dq->graph() != &graph ||
+            fold::isConstantValue(dq->input(0))) {
+          break;
+        }
         std::string why;
         std::optional<QuantGroup> g = qdq::groupOfDequantize(*dq, &why);
         if (!g) break;
@@ -362,7 +373,7 @@ class PropagateScalesPass : public Pass {
     for (Node* q : graph.nodes()) {
       if (!qdq::isQuantize(q) || q->output(0)->isGraphOutput()) continue;
       Node* dq = q->input(0) ? q->input(0)->producer() : nullptr;
-      if (!qdq::isDequantize(dq)) continue;
+      if (!qdq::isDequantize(dq) || dq->graph() != &graph) continue;
       std::optional<QuantParams> pq = qdq::readQuantParams(*q);
       std::optional<QuantParams> pd = qdq::readQuantParams(*dq);
       if (!pq || !pd || !pq->sameAs(*pd)) continue;

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "SmoothingScales.h"
 #include "qopt/ir/Error.h"
@@ -78,9 +79,6 @@ class SmoothPass : public Pass {
              "SmoothQuant: moves activation outliers of MatMul/Gemm/1x1 Conv inputs into their "
              "weights, exactly (needs --calib-data)") {}
 
-  // Sees the main graph only (the pass manager warns when a model has bodies).
-  bool entersBodies() const override { return false; }
-
   PassResult run(Model& model, PassContext& context) override {
     PassResult result;
     std::optional<double> fixedAlpha = parseAlpha(*alpha_);
@@ -100,7 +98,9 @@ class SmoothPass : public Pass {
     std::vector<Group> groups = findGroups(model.graph(), lookup, result);
     if (groups.empty()) return result;
     std::vector<equalize::ChannelRequest> requests;
+    std::set<const Value*> requested;  // an outer value read in two graphs forms two groups
     for (const Group& g : groups) {
+      if (!requested.insert(g.input).second) continue;
       requests.push_back(
           {g.input, g.axis, static_cast<size_t>(std::max<int64_t>(0, *rowsPerSample_))});
     }
@@ -128,11 +128,14 @@ class SmoothPass : public Pass {
     return value;
   }
 
+  // Layers in If/Loop/Scan bodies too. A group is the readers of one tensor in one graph: the
+  // division of a value read in a body and outside it goes where those readers are (a Mul in
+  // their graph, or folded into the producer when they are its only readers).
   static std::vector<Group> findGroups(Graph& graph, const smooth::LayerLookup& lookup,
                                        PassResult& result) {
     std::vector<Group> groups;
-    std::map<Value*, size_t> index;
-    for (Node* node : graph.nodes()) {
+    std::map<std::pair<Value*, const Graph*>, size_t> index;
+    for (Node* node : graph.allNodes()) {
       std::optional<LayerKind> kind = equalize::layerKindOf(*node);
       if (!kind || node->input(0) == nullptr) continue;
       std::string why = layerRefusal(*node, *kind);
@@ -145,7 +148,7 @@ class SmoothPass : public Pass {
       int64_t axis = *kind == LayerKind::Conv ? 1 : -1;
       Value* x = node->input(0);
       if (layer) {
-        auto [it, added] = index.try_emplace(x, groups.size());
+        auto [it, added] = index.try_emplace({x, node->graph()}, groups.size());
         if (added) groups.push_back({x, axis, {}});
         Group& group = groups[it->second];
         if (group.axis != axis) {
@@ -171,6 +174,16 @@ class SmoothPass : public Pass {
                    PassContext& context, PassResult& result) {
     const int64_t channels = group.layers[0]->inputChannels();
     std::string subject = fmt::format("tensor '{}'", group.input->name());
+    if (stats.channels == 0) {
+      result.statistics.add("layers-skipped", static_cast<int64_t>(group.layers.size()));
+      result.missed(subject,
+                    fmt::format("not smoothed: no calibration sample computed it (a "
+                                "branch the data never takes, inside {})",
+                                group.layers[0]->node().graph()->parentNode()
+                                    ? group.layers[0]->node().graph()->parentNode()->describe()
+                                    : std::string("the main graph")));
+      return;
+    }
     if (stats.channels != channels) {
       result.statistics.add("layers-skipped", static_cast<int64_t>(group.layers.size()));
       result.missed(subject, fmt::format("not smoothed: it has {} channels when the model runs, "

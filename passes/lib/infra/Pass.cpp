@@ -31,6 +31,29 @@ std::string_view remarkKindName(Remark::Kind kind) {
   return enumName(kNames, kind, "note");
 }
 
+namespace {
+
+void mergeResult(PassResult& into, PassResult&& part) {
+  into.changed = into.changed || part.changed;
+  into.statistics.merge(part.statistics);
+  for (Remark& remark : part.remarks) into.remarks.push_back(std::move(remark));
+}
+
+void runNested(GraphPass& pass, Graph& graph, PassContext& context, PassResult& result) {
+  mergeResult(result, pass.runOnGraph(graph, context));
+  for (Node* node : graph.nodes()) {
+    for (Graph* body : node->subgraphs()) runNested(pass, *body, context, result);
+  }
+}
+
+}  // namespace
+
+PassResult GraphPass::run(Model& model, PassContext& context) {
+  PassResult result = prepare(model, context);
+  runNested(*this, model.graph(), context, result);
+  return result;
+}
+
 std::string Pass::printPipelineItem() const {
   if (optionList().empty()) return name_;
   return name_ + "{" + printOptions() + "}";

@@ -9,6 +9,7 @@
 #include "ErrorTestUtil.h"
 #include "TestPasses.h"
 #include "qopt/ir/Error.h"
+#include "qopt/ir/TextFormat.h"
 #include "qopt/pass/Instrumentations.h"
 #include "qopt/pass/PassManager.h"
 
@@ -16,6 +17,65 @@ namespace qopt {
 namespace {
 
 using testing::chainModel;
+
+// An If whose then branch holds a Loop, and an else branch: four graphs.
+constexpr std::string_view kNested = R"(
+<ir_version: 8, opset_import: ["" : 13]>
+nested (bool c, float[2] x) => (float[2] y)
+{
+  y = If (c) <
+    then_branch = then_body () => (float[2] t) {
+      n = Constant <value = int64 {2}> ()
+      t = Loop (n, , x) <
+        body = loop_body (int64 i, bool cond, float[2] acc) => (bool cond_out, float[2] next) {
+          cond_out = Identity (cond)
+          next = Relu (acc)
+        }
+      >
+    },
+    else_branch = else_body () => (float[2] e) {
+      e = Sigmoid (x)
+    }
+  >
+}
+)";
+
+// Records the graphs it is run on; removes every Relu of the graph it is given.
+class GraphVisitPass : public GraphPass {
+ public:
+  GraphVisitPass() : GraphPass("graph-visit", "Records the graphs it runs on") {}
+  PassResult prepare(Model&, PassContext&) override {
+    visited.push_back("prepare");
+    PassResult r;
+    r.statistics["graphs"] = 0;
+    return r;
+  }
+  PassResult runOnGraph(Graph& graph, PassContext&) override {
+    visited.push_back(graph.parentNode() ? graph.name : "main");
+    PassResult r;
+    r.statistics["graphs"] = 1;
+    r.note(visited.back(), "seen");
+    std::vector<Node*> relus;
+    for (Node* node : graph.nodes()) {
+      if (node->is("Relu")) relus.push_back(node);
+    }
+    for (Node* node : relus) {
+      node->output(0)->replaceAllUsesWith(node->input(0));
+      graph.eraseNode(node);
+      r.changed = true;
+    }
+    return r;
+  }
+  std::vector<std::string> visited;
+};
+
+// A model pass that stays in the main graph.
+class MainOnlyPass : public Pass {
+ public:
+  MainOnlyPass() : Pass("main-only", "Sees the main graph only") {}
+  bool entersBodies() const override { return false; }
+  PassResult run(Model&, PassContext&) override { return {}; }
+};
 using testing::errorOf;
 
 const PassRegistry& registry() {
@@ -295,6 +355,52 @@ TEST(PassManager, VerifierBlamesABrokenInputOnTheInput) {
       errorOf([&] { manager.run(*model, *std::make_unique<PassContext>()); }, ErrorKind::Input);
   EXPECT_NE(message.find("the input model is not valid"), std::string::npos) << message;
   EXPECT_TRUE(recorder.log.empty());
+}
+
+TEST(PassManager, GraphPassRunsOnTheMainGraphAndEveryBody) {
+  auto model = parseModelText(kNested, "nested.onnxtxt");
+  auto pass = std::make_unique<GraphVisitPass>();
+  GraphVisitPass& visit = *pass;
+  Pipeline pipeline;
+  pipeline.addPass(std::move(pass));
+  PassManager manager(std::move(pipeline));
+  PassContext context;
+  std::ostringstream err;
+  context.diagnostics().setSink(&err);
+  EXPECT_TRUE(manager.run(*model, context));
+  EXPECT_EQ(visit.visited,
+            (std::vector<std::string>{"prepare", "main", "then_body", "loop_body", "else_body"}));
+  EXPECT_EQ(err.str().find("main graph only"), std::string::npos) << err.str();
+  // The Loop body's Relu is gone and its output now reads the carried value.
+  bool relu = false;
+  model->graph().walk([&](Node* node) { relu = relu || node->is("Relu"); });
+  EXPECT_FALSE(relu);
+}
+
+TEST(PassManager, GraphPassResultsMergeAcrossGraphs) {
+  auto model = parseModelText(kNested, "nested.onnxtxt");
+  GraphVisitPass pass;
+  PassContext context;
+  PassResult result = pass.run(*model, context);
+  EXPECT_TRUE(result.changed);  // only the Loop body changed
+  EXPECT_EQ(result.statistics.get("graphs"), 4);
+  ASSERT_EQ(result.remarks.size(), 4u);
+  EXPECT_EQ(result.remarks[2].subject, "loop_body");
+}
+
+TEST(PassManager, APassThatStaysInTheMainGraphWarnsNamingTheBodies) {
+  auto model = parseModelText(kNested, "nested.onnxtxt");
+  Pipeline pipeline;
+  pipeline.addPass(std::make_unique<MainOnlyPass>());
+  PassManager manager(std::move(pipeline));
+  PassContext context;
+  std::ostringstream err;
+  context.diagnostics().setSink(&err);
+  manager.run(*model, context);
+  EXPECT_NE(err.str().find("main-only: works on the main graph only: the 5 nodes inside the "
+                           "bodies of node producing 'y' (If) are left as they are"),
+            std::string::npos)
+      << err.str();
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 
 namespace qopt {
 
+class Graph;
 class Model;
 class PassContext;
 
@@ -123,10 +124,10 @@ class Pass : public OptionSet {
   virtual std::vector<Requirement> requirements() const { return {}; }
   virtual std::vector<ModelProperty> provides() const { return {}; }
 
-  /// Whether the pass works inside If/Loop/Scan bodies as in the main graph. One that sees the
-  /// main graph only says so (false): the pass manager then warns, at default verbosity and
-  /// naming the nodes that hold bodies, whenever it runs on a model that has any, so that what
-  /// it left untouched is never silent.
+  /// Whether the pass works inside If/Loop/Scan bodies as in the main graph (a GraphPass always
+  /// does). One that sees the main graph only says so (false): the pass manager then warns, at
+  /// default verbosity and naming the nodes that hold bodies, whenever it runs on a model that
+  /// has any, so that what it left untouched is never silent.
   virtual bool entersBodies() const { return true; }
 
   /// The model analyses (PassContext::AnalysisScope::Model) that stay valid when this pass
@@ -139,6 +140,37 @@ class Pass : public OptionSet {
  private:
   std::string name_;
   std::string summary_;
+};
+
+/// A pass whose work is local to one graph, run on the main graph and then on every If/Loop/Scan
+/// body nested in it, the way MLIR's nested pass managers run an operation pass on every region
+/// and ONNX Runtime's graph transformers recurse into subgraphs. runOnGraph() may read values of
+/// enclosing graphs (a body's outer-scope reads) but changes only nodes of the graph it is given,
+/// so the bodies of a graph are listed after that graph's run: a body its run removed (an If it
+/// folded) is not visited, one it created is.
+///
+///   class MyPass : public qopt::GraphPass {
+///    public:
+///     MyPass() : GraphPass("my-pass", "Does something in every graph") {}
+///     qopt::PassResult runOnGraph(qopt::Graph& graph, qopt::PassContext& context) override;
+///   };
+class GraphPass : public Pass {
+ public:
+  using Pass::Pass;
+
+  /// The pass's work on one graph: the main graph or a body. Results of all graphs are merged
+  /// (statistics added, remarks in visiting order, changed if any graph changed).
+  virtual PassResult runOnGraph(Graph& graph, PassContext& context) = 0;
+
+  /// Model-wide work before the first graph (parameters folded everywhere, per-run state reset);
+  /// its result is merged in first.
+  virtual PassResult prepare(Model& /*model*/, PassContext& /*context*/) { return {}; }
+
+  /// prepare(), then runOnGraph() on the main graph and every body: pre-order, graphs in node
+  /// order, a node's bodies in attribute order.
+  PassResult run(Model& model, PassContext& context) final;
+
+  bool entersBodies() const final { return true; }
 };
 
 }  // namespace qopt
