@@ -340,7 +340,12 @@ Graph::Graph(Model* model, Node* parent) : model_(model), parent_(parent) {
 Graph::~Graph() {
   // A subgraph dropped on its own (its node erased, its attribute removed) gives its values'
   // names back to the model, which outlives it.
-  if (model_ && !model_->destroying_) valueArena_.forEach([&](Value* v) { unregisterName(v); });
+  // Its outputs may be values of enclosing graphs (a branch that returns an outer value): they
+  // stop being outputs of this graph.
+  if (model_ && !model_->destroying_) {
+    valueArena_.forEach([&](Value* v) { unregisterName(v); });
+    for (Value* v : outputs_) --v->outputRefs_;
+  }
   if (model_ && parent_) --model_->numSubgraphs_;
   // Drop uses first so that destroying nodes in any order never touches freed values.
   nodeArena_.forEach([](Node* node) {

@@ -12,6 +12,8 @@
 // An If whose condition is constant is replaced by the branch it takes (inlined: its nodes and
 // constants move into the enclosing graph, the values of enclosing graphs it read are read as
 // they are): what binding a sample rate or a mode flag (specialize) leaves to fold.
+// A Loop known before it starts to run 0 times or once is replaced by its result the same way:
+// exporters write a Loop over a dim that binding an input (specialize) makes 0 or 1.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +45,25 @@ bool contains(std::span<const std::string_view> list, std::string_view op) {
   return std::find(list.begin(), list.end(), op) != list.end();
 }
 
+// The one value of a constant of one element (absent and non-constant values have none).
+std::optional<double> constantScalar(const Value* value) {
+  if (value == nullptr) return std::nullopt;
+  std::optional<Tensor> tensor = fold::constantOf(value);
+  if (!tensor || tensor->numElements() != 1) return std::nullopt;
+  return tensor->toDoubles()[0];
+}
+
+// As constantScalar for an integer constant, exact where a double would round (INT64_MAX, the
+// trip count exporters write for "no limit").
+std::optional<int64_t> constantInteger(const Value* value) {
+  if (value == nullptr) return std::nullopt;
+  std::optional<Tensor> tensor = fold::constantOf(value);
+  if (!tensor || tensor->numElements() != 1 || !isInteger(tensor->dataType())) {
+    return std::nullopt;
+  }
+  return tensor->toInt64s()[0];
+}
+
 // The dims of `value` when they are known: a constant's, or a static type's.
 std::optional<std::vector<int64_t>> knownShape(const Value* value) {
   if (value == nullptr) return std::nullopt;
@@ -67,8 +88,9 @@ class FoldConstantsPass : public Pass {
       result.statistics[name] = 0;
     }
     foldGraph(model.graph(), result);
-    result.changed =
-        result.statistics.get("nodes-folded") > 0 || result.statistics.get("if-inlined") > 0;
+    result.changed = result.statistics.get("nodes-folded") > 0 ||
+                     result.statistics.get("if-inlined") > 0 ||
+                     result.statistics.get("loop-folded") > 0;
     return result;
   }
 
@@ -258,12 +280,237 @@ class FoldConstantsPass : public Pass {
     return true;
   }
 
+  // Replaces a Loop that runs 0 times or once, as its constant trip count and condition say
+  // before it starts, by its result. False when they do not say so: the Loop is then treated as
+  // any node holding a subgraph.
+  bool foldLoop(Node& node, PassResult& result) {
+    Attribute* bodyAttr = node.findAttr("body");
+    if (bodyAttr == nullptr || bodyAttr->kind != AttrKind::Graph || !bodyAttr->g) return false;
+    const std::optional<int64_t> trip = constantInteger(node.input(0));
+    const std::optional<double> cond = constantScalar(node.input(1));
+    // The condition is tested before the first iteration too: false means no iteration at all.
+    const bool runsNever = (trip && *trip <= 0) || (cond && *cond == 0);
+    if (!runsNever) {
+      if (!trip || *trip != 1) return false;
+      if (node.input(1) != nullptr && !cond) {
+        keep(node, "kept-loop",
+             fmt::format("its trip count is 1 but its condition '{}' is not constant: it runs 0 "
+                         "times or once",
+                         node.input(1)->name()),
+             result);
+        return true;
+      }
+    }
+    Graph& body = *bodyAttr->g;
+    const size_t carried = node.numInputs() > 2 ? node.numInputs() - 2 : 0;
+    if (body.inputs().size() != carried + 2 || node.numOutputs() < carried ||
+        body.outputs().size() != node.numOutputs() + 1) {
+      keep(node, "kept-loop",
+           fmt::format("its body '{}' has {} inputs and {} outputs for the node's {} loop-carried "
+                       "values and {} outputs",
+                       body.name, body.inputs().size(), body.outputs().size(), carried,
+                       node.numOutputs()),
+           result);
+      return true;
+    }
+    for (size_t j = 0; j < carried; ++j) {
+      if (node.input(2 + j) == nullptr) {
+        keep(node, "kept-loop", fmt::format("its loop-carried input {} is omitted", j), result);
+        return true;
+      }
+    }
+    for (const Value* in : body.inputs()) {
+      if (in->kind() != Value::Kind::GraphInput) {
+        keep(node, "kept-loop",
+             fmt::format("its body input '{}' is an initializer too", in->name()), result);
+        return true;
+      }
+    }
+    return runsNever ? foldLoopNeverRun(node, body, carried, result)
+                     : inlineLoopOnce(node, body, carried, result);
+  }
+
+  // A Loop that runs 0 times: its carried outputs are its initial values, its scan outputs are
+  // empty. The shape of an empty scan output is [0, <the body's per-iteration shape>], so the
+  // body must declare that shape.
+  bool foldLoopNeverRun(Node& node, Graph& body, size_t carried, PassResult& result) {
+    Graph& graph = *node.graph();
+    Model& model = graph.model();
+    const size_t scans = node.numOutputs() - carried;
+    std::vector<std::optional<Tensor>> empties(scans);
+    for (size_t k = 0; k < scans; ++k) {
+      const Value* out = node.output(carried + k);
+      if (out->isAbsent() || (!out->hasUses() && !out->isGraphOutput())) continue;
+      const Value* part = body.outputs()[1 + carried + k];
+      std::optional<std::vector<int64_t>> dims = part->type().staticShape();
+      DataType type = part->type().elemType;
+      if (type == DataType::Undefined) type = out->type().elemType;
+      if (!part->type().isTensor() || !dims || type == DataType::Undefined) {
+        keep(node, "kept-loop",
+             fmt::format("it runs 0 times, but the shape of its empty scan output '{}' is "
+                         "unknown: the body does not declare a static shape for '{}'",
+                         out->name(), part->name()),
+             result);
+        return true;
+      }
+      dims->insert(dims->begin(), 0);
+      empties[k].emplace(type, std::move(*dims));
+    }
+    const std::string subject = node.describe();
+    // A graph output keeps its name and its producer: it is computed by an Identity.
+    auto identityOf = [&](Value* value, const Value* out) {
+      Node* identity = graph.createNode("Identity", {value}, 1, &node);
+      identity->output(0)->setType(out->type());
+      return identity->output(0);
+    };
+    for (size_t j = 0; j < carried; ++j) {
+      Value* out = node.output(j);
+      if (out->isAbsent()) continue;
+      Value* initial = node.input(2 + j);
+      out->replaceAllUsesWith(out->isGraphOutput() ? identityOf(initial, out) : initial);
+    }
+    size_t emptyCount = 0;
+    for (size_t k = 0; k < scans; ++k) {
+      if (!empties[k]) continue;
+      Value* out = node.output(carried + k);
+      auto tensor = std::make_shared<Tensor>(std::move(*empties[k]));
+      result.statistics.add("initializers-added");
+      ++emptyCount;
+      if (out->isGraphOutput()) {
+        tensor->setName(model.uniqueValueName(out->name() + "_empty"));
+        out->replaceAllUsesWith(identityOf(graph.addInitializer(std::move(tensor)), out));
+      } else {
+        graph.replaceByInitializer(out, std::move(tensor));
+      }
+    }
+    std::vector<Value*> constants;
+    for (Value* in : node.inputs()) {
+      if (in != nullptr && fold::isConstantValue(in)) constants.push_back(in);
+    }
+    graph.eraseNode(&node);
+    fold::eraseIfUnused(constants);
+    result.statistics.add("loop-folded");
+    result.applied(subject, fmt::format("it runs 0 times: its {} loop-carried outputs are the "
+                                        "initial values, {} scan outputs are empty",
+                                        carried, emptyCount));
+    return true;
+  }
+
+  // A Loop that runs once: its body is inlined as an If branch is, with the iteration number
+  // bound to 0, the condition to true and the loop-carried inputs to the initial values. The
+  // body is rewritten in place first (the node goes with it): its inputs are replaced by those
+  // values, its condition output dropped, and each scan output given the leading axis of
+  // length 1 that stacking one iteration makes.
+  bool inlineLoopOnce(Node& node, Graph& body, size_t carried, PassResult& result) {
+    Graph& graph = *node.graph();
+    Model& model = graph.model();
+    const size_t scans = node.numOutputs() - carried;
+    std::vector<std::string> inputNames;
+    for (const Value* in : body.inputs()) inputNames.push_back(in->name());
+    std::vector<Value*> bound(body.inputs().size(), nullptr);
+    for (size_t j = 0; j < carried; ++j) bound[2 + j] = node.input(2 + j);
+    auto binding = [&](size_t i) {
+      if (bound[i] == nullptr) {
+        const int64_t value = i == 0 ? 0 : 1;  // iteration number 0, condition true
+        auto tensor = std::make_shared<Tensor>(
+            Tensor::fromInt64s(i == 0 ? DataType::Int64 : DataType::Bool, {}, {&value, 1}));
+        tensor->setName(model.uniqueValueName(inputNames[i]));
+        bound[i] = body.addInitializer(std::move(tensor));
+      }
+      return bound[i];
+    };
+    auto resolve = [&](Value* value) {
+      const std::vector<Value*>& inputs = body.inputs();
+      auto it = std::find(inputs.begin(), inputs.end(), value);
+      return it == inputs.end() ? value : binding(static_cast<size_t>(it - inputs.begin()));
+    };
+
+    std::vector<Value*> outputs;
+    for (size_t j = 0; j < carried; ++j) outputs.push_back(resolve(body.outputs()[1 + j]));
+    // Unsqueeze takes its axes as an attribute before opset 13 and as an input from 13.
+    const bool axesInput = model.opsetVersion("").value_or(13) >= 13;
+    Value* axes = nullptr;
+    // The names of the values the body makes for the Loop's outputs, and the Loop output
+    // names they take once the Loop is gone.
+    std::vector<std::pair<std::string, std::string>> madeNames;
+    for (size_t k = 0; k < scans; ++k) {
+      const Value* out = node.output(carried + k);
+      Value* part = resolve(body.outputs()[1 + carried + k]);
+      if (out->isAbsent()) {
+        outputs.push_back(part);
+        continue;
+      }
+      Node* unsqueeze = body.createEmptyNode("Unsqueeze");
+      unsqueeze->addInput(part);
+      if (axesInput) {
+        if (axes == nullptr) {
+          const int64_t zero = 0;
+          auto tensor =
+              std::make_shared<Tensor>(Tensor::fromInt64s(DataType::Int64, {1}, {&zero, 1}));
+          tensor->setName(model.uniqueValueName(out->name() + "_axes"));
+          axes = body.addInitializer(std::move(tensor));
+        }
+        unsqueeze->addInput(axes);
+      } else {
+        unsqueeze->addAttr(Attribute::makeInts("axes", {0}));
+      }
+      std::string name = model.uniqueValueName(out->name());
+      Value* stacked = unsqueeze->addOutput(name);
+      ValueType type = part->type();
+      if (type.isTensor() && type.shape) {
+        type.shape->insert(type.shape->begin(), Dim::known(1));
+      } else {
+        type = out->type();
+      }
+      stacked->setType(std::move(type));
+      outputs.push_back(stacked);
+      madeNames.emplace_back(std::move(name), out->name());
+    }
+    Value* condOut = body.outputs()[0];
+    while (!body.outputs().empty()) body.removeOutput(body.outputs().size() - 1);
+    for (Value* out : outputs) body.addOutput(out);
+    // One iteration never reads the condition it computes.
+    if (condOut->graph() == &body) fold::eraseIfUnused(condOut);
+    for (size_t i = body.inputs().size(); i-- > 0;) {
+      Value* in = body.inputs()[i];
+      if (in->hasUses()) in->replaceAllUsesWith(binding(i));
+      body.removeInput(i);
+    }
+    // The constants standing for the iteration number and condition take the inputs' names.
+    for (size_t i = 0; i < 2 && i < bound.size(); ++i) {
+      if (bound[i] != nullptr && !model.isNameUsed(inputNames[i])) {
+        bound[i]->setName(inputNames[i]);
+      }
+    }
+
+    std::vector<Value*> constants;
+    for (Value* in : node.inputs()) {
+      if (in != nullptr && fold::isConstantValue(in)) constants.push_back(in);
+    }
+    const std::string subject = node.describe();
+    const std::string name = body.name;
+    const size_t nodes = inlineBody(node, body).size();
+    fold::eraseIfUnused(constants);
+    // The Loop's names are free now: the values made for its outputs take them.
+    for (const auto& [made, original] : madeNames) {
+      Value* value = graph.findValue(made);
+      if (value != nullptr && !model.isNameUsed(original)) value->setName(original);
+    }
+    result.statistics.add("loop-folded");
+    result.applied(subject,
+                   fmt::format("it runs once: body '{}' inlined ({} nodes), the iteration number "
+                               "is 0",
+                               name, nodes));
+    return true;
+  }
+
   void foldGraph(Graph& graph, PassResult& result) {
     for (Node* node : graph.nodes()) {
       if (*subgraphs_) {
         for (Graph* body : node->subgraphs()) foldGraph(*body, result);
       }
       if (node->is("If") && *inlineIf_ && foldIf(*node, result)) continue;
+      if (node->is("Loop") && *inlineLoop_ && foldLoop(*node, result)) continue;
       if (node->is("Constant") || node->numOutputs() == 0) continue;
       std::optional<Tensor> shape = shapeResult(*node);
       std::optional<std::vector<std::optional<Tensor>>> inputs;
@@ -329,6 +576,9 @@ class FoldConstantsPass : public Pass {
   Option<bool> subgraphs_{*this, "subgraphs", true, "Also fold inside If/Loop/Scan bodies"};
   Option<bool> inlineIf_{*this, "inline-if", true,
                          "Replace an If whose condition is constant by the branch it takes"};
+  Option<bool> inlineLoop_{*this, "inline-loop", true,
+                           "Replace a Loop whose constant trip count and condition make it run "
+                           "0 times or once by its result"};
 };
 
 }  // namespace
