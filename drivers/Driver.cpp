@@ -33,28 +33,6 @@ Error usage(const std::string& message) {
   return Error(message, ErrorKind::Usage);
 }
 
-// Built-in modules first, then QOPT_PLUGIN_PATH, then --load-pass-plugin, all through the same
-// loader: a duplicate pass name anywhere is an error naming both modules.
-PassRegistry loadPasses(const DriverOptions& options, PluginLoader& loader, Diagnostics& diag) {
-  PassRegistry registry;
-  fs::path builtin = builtinPassDirectory();
-  std::error_code ec;
-  if (!builtin.empty() && fs::is_directory(builtin, ec)) {
-    loader.loadDirectory(builtin, registry);
-  } else {
-    diag.note(fmt::format("no built-in pass folder at {}", builtin.string()));
-  }
-  if (const char* searchPath = std::getenv("QOPT_PLUGIN_PATH")) {
-    try {
-      loader.loadSearchPath(searchPath, registry);
-    } catch (const Error& e) {
-      throw Error(e.kind(), e.where(), e.subject(), e.cause() + " (from QOPT_PLUGIN_PATH)");
-    }
-  }
-  for (const std::string& file : options.pluginFiles) loader.loadFile(file, registry);
-  return registry;
-}
-
 Pipeline buildPipeline(const DriverOptions& options, const PassRegistry& registry) {
   if (!options.pipelineFile.empty()) return parsePipelineFile(options.pipelineFile, registry);
   return parsePipeline(options.pipelineText, registry, "<pipeline>");
@@ -159,6 +137,26 @@ Json buildReport(const DriverOptions& options, const ReportBuilder& builder, con
 }
 
 }  // namespace
+
+PassRegistry loadPasses(const DriverOptions& options, PluginLoader& loader, Diagnostics& diag) {
+  PassRegistry registry;
+  fs::path builtin = builtinPassDirectory();
+  std::error_code ec;
+  if (!builtin.empty() && fs::is_directory(builtin, ec)) {
+    loader.loadDirectory(builtin, registry);
+  } else {
+    diag.note(fmt::format("no built-in pass folder at {}", builtin.string()));
+  }
+  if (const char* searchPath = std::getenv("QOPT_PLUGIN_PATH")) {
+    try {
+      loader.loadSearchPath(searchPath, registry);
+    } catch (const Error& e) {
+      throw Error(e.kind(), e.where(), e.subject(), e.cause() + " (from QOPT_PLUGIN_PATH)");
+    }
+  }
+  for (const std::string& file : options.pluginFiles) loader.loadFile(file, registry);
+  return registry;
+}
 
 int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err) {
   if (options.help) {

@@ -14,6 +14,7 @@ PACKAGES=(
   llvm-14 llvm-14-tools clang-14 libclang-rt-14-dev libomp-14-dev clang-format
   libopenblas-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev
   python3 python3-onnx python3-numpy
+  pybind11-dev python3-dev python3-pytest  # python/ (the qopt module) and its tests
   python3-pil fonts-dejavu-core  # bench/quality (make_data.py draws its images)
   espeak-ng sox  # tests/corpus/vad (make_speech.py speaks its sentences and resamples them)
   nodejs npm

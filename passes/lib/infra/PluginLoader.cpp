@@ -136,8 +136,20 @@ void PluginLoader::loadSearchPath(std::string_view list, PassRegistry& registry)
 
 fs::path builtinPassDirectory() {
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  // The folder of the libqopt running this code: the command, the Python module and any program
+  // that embeds qopt find the passes beside it, in the build tree as in an install.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&builtinPassDirectory), &info) != 0 &&
+      info.dli_fname != nullptr) {
+    const fs::path library = fs::absolute(info.dli_fname, ec);
+    std::error_code same;
+    if (!ec && (exe.empty() || !fs::equivalent(library, exe, same))) {
+      return (library.parent_path() / QOPT_PASS_DIR_NAME).lexically_normal();
+    }
+  }
+  // Linked into the executable itself: the install layout relative to its folder.
+  if (exe.empty()) return {};
   return (exe.parent_path() / QOPT_PASS_DIR_FROM_BINDIR).lexically_normal();
 }
 

@@ -38,8 +38,9 @@ class PluginLoader {
   std::vector<LoadedPlugin> loaded_;
 };
 
-/// <folder of the running executable>/../lib/qopt/passes (the relative part follows the
-/// install layout); the build tree mirrors it, so both find the built-in passes the same way.
+/// <folder of the loaded libqopt>/qopt/passes, where the build tree and an install put the
+/// built-in pass modules: the same for the qopt command, the Python module and any program that
+/// links libqopt (one that links it statically: <folder of the executable>/../lib/qopt/passes).
 std::filesystem::path builtinPassDirectory();
 
 }  // namespace qopt
