@@ -24,13 +24,14 @@ $QOPT_SCALING_CACHE, else $XDG_CACHE_HOME/qopt/scaling, else ~/.cache/qopt/scali
 
 For each model and each count of --counts, qopt runs once with --threads and --time-passes; its
 peak resident set (ru_maxrss from os.wait4 on that one child, started through
-tests/passes/memory/child_rss.py so that this script's own peak is not counted in it) and wall
-seconds are recorded, and the per-pass seconds parsed from its stderr. Then at --identity-count
+tests/passes/memory/child_rss.py so that this script's own peak is not counted in it), wall
+seconds and CPU seconds (user + system) are recorded, and the per-pass seconds parsed from its stderr. Then at --identity-count
 qopt runs once with --threads 1 and once with --threads 2 and the two output models' SHA-256 are
 compared.
 
 Prints a markdown table (model | samples | peak RSS (MB) | RSS / RSS at smallest count | wall (s)
-| wall per sample (ms) | seconds per pass) and one identity line per model. Exits 1, saying why,
+| CPU (s) | wall and CPU per added sample (ms): the slope from the count before, flat when time
+grows linearly | seconds per pass) and one identity line per model. Exits 1, saying why,
 when a qopt run fails (any non-zero exit, a crash or --timeout) or the two identity outputs differ;
 2 on a usage or setup error.
 
@@ -191,7 +192,7 @@ def run_qopt(args, model, data, threads, out, log, input_shape):
         stderr = f.read()
     if run.timed_out:
         stderr += f"\nkilled after --timeout {args.timeout:g} s"
-    return run.code, run.wall_s, run.peak_rss_bytes, stderr
+    return run.code, run.wall_s, run.peak_rss_bytes, stderr, run.cpu_s
 
 
 def failure(name, what, rc, stderr, log):
@@ -213,9 +214,10 @@ def measure(args, name, failures):
         out = os.path.join(work, f"{count}.onnx")
         log = os.path.join(work, f"{count}.log")
         print(f"{name}: {count} samples, --threads {args.threads}", file=sys.stderr)
-        rc, wall, rss, stderr = run_qopt(args, model, folders[count], args.threads, out, log, shape)
+        rc, wall, rss, stderr, cpu = run_qopt(args, model, folders[count], args.threads, out, log,
+                                              shape)
         row = {"model": name, "samples": count, "threads": args.threads, "exit": rc,
-               "wall_s": wall, "peak_rss_bytes": rss, "data_bytes": count * sample_bytes,
+               "wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": rss, "data_bytes": count * sample_bytes,
                "pass_seconds": pass_seconds(stderr), "log": log}
         rows.append(row)
         if rc != 0:
@@ -228,8 +230,8 @@ def measure(args, name, failures):
         out = os.path.join(work, f"identity-threads{threads}.onnx")
         log = os.path.join(work, f"identity-threads{threads}.log")
         print(f"{name}: {args.identity_count} samples, --threads {threads}", file=sys.stderr)
-        rc, wall, rss, stderr = run_qopt(args, model, folders[args.identity_count], threads, out,
-                                         log, shape)
+        rc, wall, rss, stderr, _ = run_qopt(args, model, folders[args.identity_count], threads,
+                                            out, log, shape)
         digest = fetch_corpus.sha256_of(out) if rc == 0 and os.path.exists(out) else None
         identity["runs"].append({"threads": threads, "exit": rc, "wall_s": wall,
                                  "peak_rss_bytes": rss, "sha256": digest, "log": log})
@@ -247,19 +249,30 @@ def measure(args, name, failures):
 
 
 def table(results):
+    """Wall and CPU seconds with, from the second count on, the seconds each added sample cost
+    (the slope from the count before): linear growth keeps that slope flat, whatever the fixed
+    cost of a run."""
     lines = ["| model | samples | peak RSS (MB) | RSS / RSS at smallest count | wall (s) | "
-             "wall per sample (ms) | seconds per pass |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+             "CPU (s) | wall per added sample (ms) | CPU per added sample (ms) | "
+             "seconds per pass |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in results:
         first = r["rows"][0]["peak_rss_bytes"] if r["rows"] else 0
+        before = None
         for row in r["rows"]:
             rss = row["peak_rss_bytes"]
             passes = ", ".join(f"{p} {s:.2f}" for p, s in row["pass_seconds"].items())
             if row["exit"] != 0:
                 passes = f"FAILED (exit {row['exit']}) " + passes
+            slopes = "- | -"
+            if before is not None:
+                added = row["samples"] - before["samples"]
+                slopes = (f"{1000 * (row['wall_s'] - before['wall_s']) / added:.0f} | "
+                          f"{1000 * (row['cpu_s'] - before['cpu_s']) / added:.0f}")
             lines.append(f"| {row['model']} | {row['samples']} | {rss / 1e6:.0f} | "
                          f"{rss / first if first else float('nan'):.2f} | {row['wall_s']:.1f} | "
-                         f"{1000 * row['wall_s'] / row['samples']:.0f} | {passes} |")
+                         f"{row['cpu_s']:.1f} | {slopes} | {passes} |")
+            before = row
     return "\n".join(lines)
 
 

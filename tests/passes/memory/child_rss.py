@@ -14,9 +14,10 @@ import subprocess
 import sys
 import tempfile
 
-Run = collections.namedtuple("Run", "code peak_rss_bytes wall_s timed_out")
+Run = collections.namedtuple("Run", "code peak_rss_bytes wall_s timed_out cpu_s")
 
-# argv: result file, timeout seconds (0: none), command. Writes "exit maxrss_kib wall timed_out".
+# argv: result file, timeout seconds (0: none), command. Writes "exit maxrss_kib wall timed_out
+# cpu" (cpu: user + system seconds of the command).
 _RUNNER = r"""
 import os, signal, sys, time
 result, timeout, argv = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
@@ -38,15 +39,16 @@ if timeout > 0:
 _, status, usage = os.wait4(pid, 0)
 signal.setitimer(signal.ITIMER_REAL, 0)
 with open(result, "w") as f:
-    f.write("%d %d %.6f %d\n" % (os.waitstatus_to_exitcode(status), usage.ru_maxrss,
-                                time.monotonic() - start, len(expired)))
+    f.write("%d %d %.6f %d %.6f\n" % (os.waitstatus_to_exitcode(status), usage.ru_maxrss,
+                                     time.monotonic() - start, len(expired),
+                                     usage.ru_utime + usage.ru_stime))
 """
 
 
 def run(cmd, stdout=None, stderr=None, timeout=0):
     """Runs `cmd` (stdout and stderr as subprocess takes them) and returns Run: its exit code
-    (negative: the signal that ended it), peak RSS in bytes, wall seconds, and whether `timeout`
-    seconds (0: none) ran out and it was killed."""
+    (negative: the signal that ended it), peak RSS in bytes, wall seconds, whether `timeout`
+    seconds (0: none) ran out and it was killed, and its CPU seconds (user + system)."""
     exe = shutil.which(cmd[0]) or cmd[0]
     with tempfile.TemporaryDirectory(prefix="qopt-rss-") as tmp:
         result = os.path.join(tmp, "rusage")
@@ -56,5 +58,5 @@ def run(cmd, stdout=None, stderr=None, timeout=0):
         if not os.path.exists(result):
             raise RuntimeError(f"could not measure {cmd[0]}: the runner exited {proc.returncode}")
         with open(result, encoding="utf-8") as f:
-            code, maxrss_kib, wall, timed_out = f.read().split()
-    return Run(int(code), int(maxrss_kib) * 1024, float(wall), timed_out == "1")
+            code, maxrss_kib, wall, timed_out, cpu = f.read().split()
+    return Run(int(code), int(maxrss_kib) * 1024, float(wall), timed_out == "1", float(cpu))
