@@ -97,7 +97,13 @@ void loop(KernelContext& ctx) {
   const Array* maxTrip = ctx.optIn(0);
   const Array* condIn = ctx.optIn(1);
   if (maxTrip != nullptr) requireTensor(ctx, *maxTrip, "the trip count M");
-  int64_t tripLimit = maxTrip ? static_cast<int64_t>(scalarValue(*maxTrip, "M")) : INT64_MAX;
+  int64_t tripLimit = INT64_MAX;
+  if (maxTrip != nullptr) {
+    scalarValue(*maxTrip, "M");  // one element, or the error says so
+    // Read as an integer: INT64_MAX, the trip count exporters write for "no limit", is not a
+    // double that converts back.
+    tripLimit = maxTrip->toInt64Vector()[0];
+  }
   bool cond = condIn ? conditionValue(ctx, *condIn) : true;
   size_t carried = ctx.numInputs() >= 2 ? ctx.numInputs() - 2 : 0;
   if (body.outputs().size() < carried + 1) ctx.fail("the body has too few outputs");
