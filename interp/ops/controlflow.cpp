@@ -104,6 +104,9 @@ void loop(KernelContext& ctx) {
     // double that converts back.
     tripLimit = maxTrip->toInt64Vector()[0];
   }
+  if (tripLimit == INT64_MAX && condIn == nullptr) {
+    ctx.fail("it has no condition and no trip count below 2^63-1: it never ends");
+  }
   bool cond = condIn ? conditionValue(ctx, *condIn) : true;
   size_t carried = ctx.numInputs() >= 2 ? ctx.numInputs() - 2 : 0;
   if (body.outputs().size() < carried + 1) ctx.fail("the body has too few outputs");
