@@ -176,12 +176,10 @@ class SmoothPass : public Pass {
     std::string subject = fmt::format("tensor '{}'", group.input->name());
     if (stats.channels == 0) {
       result.statistics.add("layers-skipped", static_cast<int64_t>(group.layers.size()));
-      result.missed(subject,
-                    fmt::format("not smoothed: no calibration sample computed it (a "
-                                "branch the data never takes, inside {})",
-                                group.layers[0]->node().graph()->parentNode()
-                                    ? group.layers[0]->node().graph()->parentNode()->describe()
-                                    : std::string("the main graph")));
+      const Node* holder = group.layers[0]->node().graph()->parentNode();
+      result.missed(subject, fmt::format("not smoothed: no calibration sample computed it (a "
+                                         "branch the data never takes, inside {})",
+                                         holder ? holder->describe() : "the main graph"));
       return;
     }
     if (stats.channels != channels) {
