@@ -31,6 +31,10 @@ DEFINE_string(trt_version, "10.3",
               "TensorRT version the output is meant for (with --target=tensorrt)");
 DEFINE_string(calib_data, "", "Calibration inputs (file or folder) for passes that calibrate");
 DEFINE_string(eval_data, "", "Evaluation inputs for passes that measure accuracy");
+DEFINE_string(preprocess, "",
+              "How image (PNG, JPEG) and audio (WAV, FLAC) files in --calib-data/--eval-data "
+              "become inputs: 'resize=640x640 keep-aspect=pad scale=1/255 mean=0.485,0.456,0.406 "
+              "std=0.229,0.224,0.225 channels=rgb layout=nchw'; audio 'rate=16000 frames=512'");
 DEFINE_string(input_shapes, "", "Fix dynamic input dims: name:1x3x224x224,other:1x10");
 DEFINE_string(input_values, "",
               "Values of inputs that steer the model (If conditions, Loop trip counts, shapes) "
@@ -179,6 +183,7 @@ DriverOptions parseCommandLine(int argc, char** argv) {
   options.pipelineFile = FLAGS_pipeline_file;
   options.calibData = FLAGS_calib_data;
   options.evalData = FLAGS_eval_data;
+  options.preprocess = FLAGS_preprocess;
   options.inputShapes = FLAGS_input_shapes;
   options.inputValues = FLAGS_input_values;
   options.seed = FLAGS_seed;

@@ -30,6 +30,7 @@ struct DriverOptions {
   Target target;
   std::string calibData;
   std::string evalData;
+  std::string preprocess;
   std::string inputShapes;
   std::string inputValues;
   uint64_t seed = 0;

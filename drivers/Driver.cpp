@@ -11,6 +11,9 @@
 #include "HtmlReportFile.h"
 #include "PassListing.h"
 #include "Sha256.h"
+#include "qopt/analysis/DataRange.h"
+#include "qopt/analysis/SampleCache.h"
+#include "qopt/media/Media.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
@@ -86,6 +89,9 @@ void configureContext(const DriverOptions& options, PassContext& context, std::o
   }
   context.data.calibData = options.calibData;
   context.data.evalData = options.evalData;
+  context.data.preprocess = options.preprocess;
+  // A malformed spec is an error even when no pass of the pipeline reads the data.
+  if (!options.preprocess.empty()) media::PreprocessSpec::parse(options.preprocess);
   if (!options.inputShapes.empty())
     context.data.inputShapes = parseInputShapes(options.inputShapes);
   if (!options.inputValues.empty())
@@ -134,6 +140,28 @@ Json buildReport(const DriverOptions& options, const ReportBuilder& builder, con
     if (key != "pipeline") report.append(key, value);
   }
   return report;
+}
+
+// Reads the first sample of the data the run was given before any pass runs, with the input
+// model as it was: data that looks scaled differently from the model's training gets a warning
+// (the decoded sample stays cached for the passes). Data that cannot be read is left to the pass
+// that reads it, whose error names the pass.
+void checkData(const Model& model, PassContext& context) {
+  for (const std::string* path : {&context.data.calibData, &context.data.evalData}) {
+    if (path->empty() || (path == &context.data.evalData && *path == context.data.calibData))
+      continue;
+    std::vector<analysis::Sample> first;
+    try {
+      analysis::SampleCache& cache = analysis::sampleCache(
+          context, *path, analysis::inputSpecs(model.graph(), context.data));
+      first = analysis::readSamples(cache, 1);
+    } catch (const Error&) {
+      continue;
+    }
+    if (first.empty()) continue;
+    for (const std::string& warning : analysis::dataRangeWarnings(model.graph(), first.front()))
+      context.diagnostics().warning(warning);
+  }
 }
 
 }  // namespace
@@ -197,6 +225,7 @@ int runDriver(const DriverOptions& options, std::ostream& out, std::ostream& err
   std::unique_ptr<Model> model = loadModelAnyFormat(files.input, options.load);
   bool reporting = !options.reportFile.empty() || !options.reportHtmlFile.empty();
   std::string inputHash = reporting ? sha256FileHex(files.input) : std::string();
+  checkData(*model, context);
 
   PassManager manager(std::move(pipeline));
   PassTimer timer(err);

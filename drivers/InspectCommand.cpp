@@ -37,6 +37,7 @@ constexpr const char* kInspectHelp =
     "  --input-shapes=<spec>  Fix dynamic input dims: name:1x3x224x224,other:1x10\n"
     "  --input-values=<spec>  Values of inputs not drawn at random: sr=16000,shape=[1,3,8,8]\n"
     "  --calib-data=<path>    Count MACs at the shapes of this data's first sample\n"
+    "  --preprocess=<spec>    How images and audio in --calib-data become inputs (see qopt --help)\n"
     "  --seed=<n>             Seed of the random inputs (default 0)\n"
     "  --max-model-bytes=<n>  Largest model file read (default: no limit besides 2 GiB)\n"
     "  --max-nesting-depth=<n>        Deepest subgraph nesting accepted, 1-1024 (default 64)\n"
@@ -55,6 +56,7 @@ struct InspectOptions {
   std::string inputShapes;
   std::string inputValues;
   std::string calibData;
+  std::string preprocess;
   uint64_t seed = 0;
   LoadOptions load;
   uint64_t maxTensorBytes = 0;  // 0: the interpreter's default
@@ -78,6 +80,7 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
                                                   "input-shapes",
                                                   "input-values",
                                                   "calib-data",
+                                                  "preprocess",
                                                   "seed",
                                                   "help",
                                                   "max-model-bytes",
@@ -120,6 +123,9 @@ InspectOptions parseInspectArgs(int argc, char** argv) {
     } else if (body == "calib-data") {
       needValue();
       options.calibData = value;
+    } else if (body == "preprocess") {
+      needValue();
+      options.preprocess = value;
     } else if (body == "seed") {
       needValue();
       options.seed = numberOption(body, value, 0, UINT64_MAX);
@@ -156,6 +162,7 @@ int runInspectCommand(int argc, char** argv, std::ostream& out, std::ostream&) {
   if (!options.inputShapes.empty()) request.inputShapes = parseInputShapes(options.inputShapes);
   if (!options.inputValues.empty()) request.inputValues = parseInputValues(options.inputValues);
   request.calibData = options.calibData;
+  request.preprocess = options.preprocess;
   request.seed = options.seed;
   std::unique_ptr<Model> model = loadModelAnyFormat(options.model, options.load);
   if (options.maxTensorBytes != 0) interp::setDefaultMaxTensorBytes(options.maxTensorBytes);

@@ -1,5 +1,7 @@
 #include "BufferPool.h"
 
+#include "qopt/interp/Array.h"
+
 #include <bit>
 #include <cstdlib>
 
@@ -8,7 +10,11 @@ namespace qopt::interp {
 namespace {
 
 constexpr size_t kAlignment = 64;
+// What the data pool keeps of freed blocks: a few samples in flight per thread are reused, a
+// burst of freed ones beyond this goes back to the heap.
+constexpr size_t kDataPoolBytes = size_t{32} << 20;
 thread_local BufferPool* currentPool = nullptr;
+thread_local bool dataArrays = false;
 
 // Size classes: multiples of 64 bytes up to 64 KiB, then eight classes per power of two, so a
 // block serves requests up to 12.5% smaller than itself.
@@ -85,8 +91,20 @@ BufferPoolScope::~BufferPoolScope() {
   currentPool = previous_;
 }
 
+DataArrayScope::DataArrayScope() : previous_(dataArrays) {
+  dataArrays = true;
+}
+
+DataArrayScope::~DataArrayScope() {
+  dataArrays = previous_;
+}
+
 std::shared_ptr<void> allocateTensorStorage(size_t bytes) {
   if (currentPool != nullptr) return currentPool->allocate(bytes);
+  if (dataArrays) {  // DataArrayScope (Array.h): a stream of 600 samples grew by 50 MB without it
+    static const std::shared_ptr<BufferPool> dataPool = BufferPool::create(kDataPoolBytes);
+    return dataPool->allocate(bytes);
+  }
   void* block = std::aligned_alloc(kAlignment, alignedSize(bytes));
   if (block == nullptr) return nullptr;
   return std::shared_ptr<void>(block, [](void* p) { std::free(p); });

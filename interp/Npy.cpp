@@ -213,37 +213,50 @@ Array readNpy(const std::filesystem::path& path) {
 
 namespace {
 
-// The header of `path` (its first bytes only), with the file's size.
-NpyHeader readHeader(std::ifstream& in, const std::filesystem::path& path, uint64_t& fileSize) {
+// The header of a stored .npy (its first bytes only).
+NpyHeader readHeader(const NpyReader& read, uint64_t size, const std::string& name) {
+  std::string head(static_cast<size_t>(std::min<uint64_t>(size, 1 << 16)), '\0');
+  read(0, head.data(), head.size());
+  return parseNpyHeader(head, name);
+}
+
+NpyReader fileReader(std::ifstream& in, const std::filesystem::path& path) {
+  return [&in, path](uint64_t offset, char* out, size_t count) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    in.read(out, static_cast<std::streamsize>(count));
+    if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
+  };
+}
+
+uint64_t fileSizeOf(std::ifstream& in, const std::filesystem::path& path) {
+  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot open the file");
   in.seekg(0, std::ios::end);
-  fileSize = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  std::string head(static_cast<size_t>(std::min<uint64_t>(fileSize, 1 << 16)), '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
-  return parseNpyHeader(head, path.string());
+  return static_cast<uint64_t>(in.tellg());
 }
 
 }  // namespace
 
-Shape readNpyShape(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot open the file");
-  uint64_t fileSize = 0;
-  return readHeader(in, path, fileSize).shape;
+Shape readNpyShape(const NpyReader& read, uint64_t size, const std::string& name) {
+  return readHeader(read, size, name).shape;
 }
 
-Array readNpyRows(const std::filesystem::path& path, int64_t first, int64_t count) {
+Shape readNpyShape(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot open the file");
-  uint64_t fileSize = 0;
-  const NpyHeader h = readHeader(in, path, fileSize);
+  const uint64_t size = fileSizeOf(in, path);
+  return readNpyShape(fileReader(in, path), size, path.string());
+}
+
+Array readNpyRows(const NpyReader& read, uint64_t size, const std::string& name, int64_t first,
+                  int64_t count) {
+  const NpyHeader h = readHeader(read, size, name);
   if (h.shape.empty() || first < 0 || count < 0 || first + count > h.shape[0]) {
-    bad(path.string(), fmt::format("rows {} to {} are outside its shape [{}]", first, first + count,
-                                   fmt::join(h.shape, ",")));
+    bad(name, fmt::format("rows {} to {} are outside its shape [{}]", first, first + count,
+                          fmt::join(h.shape, ",")));
   }
   if (h.fortran && h.shape.size() > 1) {  // rows are not contiguous: read it whole
-    Array whole = readNpy(path);
+    std::string bytes(static_cast<size_t>(size), '\0');
+    read(0, bytes.data(), bytes.size());
+    Array whole = parseNpy(bytes, name);
     Shape shape = whole.shape();
     shape[0] = count;
     Array part(whole.dataType(), shape);
@@ -254,20 +267,36 @@ Array readNpyRows(const std::filesystem::path& path, int64_t first, int64_t coun
   }
   Shape shape = h.shape;
   shape[0] = count;
-  Array part(h.info->type, shape);
+  // The row size, checked against the data before anything is allocated: a header may declare
+  // any shape.
+  const uint64_t dataBytes = size - h.dataStart;
   uint64_t rowBytes = static_cast<uint64_t>(h.size);
-  for (size_t d = 1; d < h.shape.size(); ++d) rowBytes *= static_cast<uint64_t>(h.shape[d]);
-  const uint64_t total = rowBytes * static_cast<uint64_t>(h.shape[0]);
-  if (fileSize - h.dataStart != total) {
-    bad(path.string(),
-        fmt::format("{} bytes of data for dtype '{}' and shape [{}], expected {}",
-                    fileSize - h.dataStart, h.descr, fmt::join(h.shape, ","), total));
+  bool fits = true;
+  for (size_t d = 1; d < h.shape.size() && fits; ++d) {
+    const auto dim = static_cast<uint64_t>(h.shape[d]);
+    fits = dim == 0 || rowBytes <= dataBytes / dim;
+    rowBytes *= dim;
   }
-  in.seekg(static_cast<std::streamoff>(h.dataStart + static_cast<uint64_t>(first) * rowBytes));
-  in.read(reinterpret_cast<char*>(part.bytes()), static_cast<std::streamsize>(part.byteSize()));
-  if (!in) throw Error(ErrorKind::Input, path.string(), {}, "cannot read the file");
+  const auto rows = static_cast<uint64_t>(h.shape[0]);
+  fits = fits && (rowBytes == 0 ? dataBytes == 0
+                                : dataBytes % rowBytes == 0 && dataBytes / rowBytes == rows);
+  if (!fits) {
+    bad(name, fmt::format("{} bytes of data for dtype '{}' and shape [{}]", dataBytes, h.descr,
+                          fmt::join(h.shape, ",")));
+  }
+  Array part(h.info->type, shape);
+  if (part.byteSize() > 0) {
+    read(h.dataStart + static_cast<uint64_t>(first) * rowBytes,
+         reinterpret_cast<char*>(part.bytes()), part.byteSize());
+  }
   fixStored(part, h);
   return part;
+}
+
+Array readNpyRows(const std::filesystem::path& path, int64_t first, int64_t count) {
+  std::ifstream in(path, std::ios::binary);
+  const uint64_t size = fileSizeOf(in, path);
+  return readNpyRows(fileReader(in, path), size, path.string(), first, count);
 }
 
 std::string serializeNpy(const Array& array) {

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${QOPT_FUZZ_BUILD_DIR:-${QOPT_ASAN_BUILD_DIR:-build-asan}}"
 SECONDS_PER_TARGET="${QOPT_FUZZ_SECONDS:-60}"
 JOBS="${QOPT_JOBS:-$(nproc)}"
-ALL_TARGETS=(onnx-import pipeline tensor-files calib-cache interpreter)
+ALL_TARGETS=(onnx-import pipeline tensor-files calib-cache interpreter image audio)
 TARGETS=("$@")
 if [ "${#TARGETS[@]}" -eq 0 ]; then TARGETS=("${ALL_TARGETS[@]}"); fi
 

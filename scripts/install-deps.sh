@@ -13,9 +13,11 @@ PACKAGES=(
   libgtest-dev libgmock-dev
   llvm-14 llvm-14-tools clang-14 libclang-rt-14-dev libomp-14-dev clang-format
   libopenblas-dev libeigen3-dev libdnnl-dev ocl-icd-opencl-dev
+  libzip-dev  # interp/Npz.cpp (.npz data)
+  libpng-dev libjpeg62-turbo-dev libsndfile1-dev libsamplerate0-dev  # passes/lib/media (calibration data from images and audio)
   python3 python3-onnx python3-numpy
   pybind11-dev python3-dev python3-pytest  # python/ (the qopt module) and its tests
-  python3-pil fonts-dejavu-core  # bench/quality (make_data.py draws its images)
+  python3-pil fonts-dejavu-core  # document pages: scripts/demo_data.py, bench/quality/make_data.py
   espeak-ng sox  # tests/corpus/vad (make_speech.py speaks its sentences and resamples them)
   nodejs npm
   chromium

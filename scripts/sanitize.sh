@@ -4,8 +4,10 @@
 # behaviour does not recover, and LeakSanitizer reports leaks at exit. The same build holds the
 # libFuzzer targets that scripts/fuzz.sh runs (scripts/configure-sanitized.sh says how it is
 # configured). Under the sanitizers run the tests that exercise C++ directly: the gtests, the lit
-# golden tests (every pass through the qopt command) and the fuzz replays (labels gtest, lit,
-# fuzz); the Python-driven end-to-end checks (ONNX Runtime, the corpus) run in the plain build.
+# golden tests (every pass through the qopt command), the fuzz replays and the Python module's
+# pytest, the extension in this build with the ASan runtime preloaded into the interpreter, and
+# the data readers on images, audio and .npz (labels gtest, lit, fuzz, python, data); the
+# Python-driven end-to-end checks (ONNX Runtime, the corpus) run in the plain build.
 # QOPT_SANITIZE_LABELS overrides the selection ('.' runs everything); extra arguments go to ctest
 # (e.g. -R lit).
 set -euo pipefail
@@ -22,4 +24,4 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:dete
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export LSAN_OPTIONS="suppressions=$PWD/scripts/sanitizers.supp:print_suppressions=0"
 ctest --test-dir "$BUILD_DIR" -j "$JOBS" --output-on-failure --timeout 2400 \
-  -L "${QOPT_SANITIZE_LABELS:-^(gtest|lit|fuzz)$}" "$@"
+  -L "${QOPT_SANITIZE_LABELS:-^(gtest|lit|fuzz|python|data)$}" "$@"

@@ -157,6 +157,9 @@ Json outcomeJson(const VerifyOutcome& outcome, int maxHistograms) {
     if (t.rule) {
       entry.append("rule", t.rule->name());
       entry.append("rule-text", describeRule(*t.rule, outcome.verdict));
+      if (t.rule->decisions.kind == analysis::DecisionRule::Kind::Threshold) {
+        entry.append("threshold", t.rule->decisions.threshold);  // "positive" means above it
+      }
     }
     entry.append("passed", t.failures.empty());
     entry.append("failures", stringsJson(t.failures));

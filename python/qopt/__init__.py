@@ -10,7 +10,7 @@ from ._errors import Error, UsageError, VerificationError
 from ._qopt import version as _version
 from ._run import Result, run
 from ._session import NodeArg, Session
-from ._tools import inspect, list_passes
+from ._tools import inspect, list_passes, load_inputs
 
 __version__ = _version()
 
@@ -23,5 +23,6 @@ __all__ = [
     "VerificationError",
     "inspect",
     "list_passes",
+    "load_inputs",
     "run",
 ]

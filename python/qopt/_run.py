@@ -29,8 +29,9 @@ class Result:
         return f"<qopt.Result: {len(self.model)} bytes, pipeline {self.report.get('pipeline')!r}>"
 
 
-def run(model, pipeline, *, calib=None, eval=None, target=None, input_shapes=None,
-        input_values=None, threads=0, max_memory=None, seed=0, plugins=(), verbose=False):
+def run(model, pipeline, *, calib=None, eval=None, preprocess=None, target=None,
+        input_shapes=None, input_values=None, threads=0, max_memory=None, seed=0, plugins=(),
+        verbose=False):
     with tempfile.TemporaryDirectory(prefix="qopt-") as folder:
         path, display = model_file(model, folder)
         pipeline_text, pipeline_is_file = _pipeline(pipeline)
@@ -43,6 +44,7 @@ def run(model, pipeline, *, calib=None, eval=None, target=None, input_shapes=Non
             report_file=report_file,
             calib_data=data_path(calib, os.path.join(folder, "calib"), "calib"),
             eval_data=data_path(eval, os.path.join(folder, "eval"), "eval"),
+            preprocess=preprocess or "",
             target=target or "",
             input_shapes=shapes_text(input_shapes),
             input_values=values_text(input_values),

@@ -8,6 +8,7 @@ namespace qopt::python {
 void bindErrors(pybind11::module_& m);
 void bindRun(pybind11::module_& m);
 void bindInspect(pybind11::module_& m);
+void bindLoadInputs(pybind11::module_& m);
 void bindPassList(pybind11::module_& m);
 void bindSession(pybind11::module_& m);
 

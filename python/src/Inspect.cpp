@@ -10,6 +10,7 @@
 #include "Bindings.h"
 #include "Errors.h"
 #include "InspectCommand.h"
+#include "Interruptible.h"
 
 namespace py = pybind11;
 
@@ -24,6 +25,7 @@ struct InspectRequest {
   std::string inputShapes;
   std::string inputValues;
   std::string calibData;
+  std::string preprocess;
   uint64_t seed = 0;
 };
 
@@ -36,6 +38,7 @@ std::vector<std::string> inspectArgs(const InspectRequest& request) {
   if (!request.inputShapes.empty()) args.push_back("--input-shapes=" + request.inputShapes);
   if (!request.inputValues.empty()) args.push_back("--input-values=" + request.inputValues);
   if (!request.calibData.empty()) args.push_back("--calib-data=" + request.calibData);
+  if (!request.preprocess.empty()) args.push_back("--preprocess=" + request.preprocess);
   args.push_back(fmt::format("--seed={}", request.seed));
   return args;
 }
@@ -62,13 +65,15 @@ void bindInspect(py::module_& m) {
       "inspect",
       [](const std::string& model, const std::string& displayName, bool json,
          const std::string& inputShapes, const std::string& inputValues,
-         const std::string& calibData, uint64_t seed) {
-        InspectRequest request{model, displayName, json, inputShapes, inputValues, calibData, seed};
-        py::gil_scoped_release release;
-        return inspectModel(request);
+         const std::string& calibData, const std::string& preprocess, uint64_t seed) {
+        InspectRequest request{model,       displayName, json,       inputShapes,
+                               inputValues, calibData,   preprocess, seed};
+        // Without the GIL; Ctrl-C raises KeyboardInterrupt once the interpreter run ends.
+        return runInterruptibly([&] { return inspectModel(request); });
       },
       py::kw_only(), py::arg("model"), py::arg("display_name"), py::arg("json"),
-      py::arg("input_shapes"), py::arg("input_values"), py::arg("calib_data"), py::arg("seed"),
+      py::arg("input_shapes"), py::arg("input_values"), py::arg("calib_data"),
+      py::arg("preprocess"), py::arg("seed"),
       "What `qopt inspect` prints for a model file (JSON text with json=True, else the table).");
 }
 

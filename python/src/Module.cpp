@@ -11,6 +11,7 @@ PYBIND11_MODULE(_qopt, m) {
   qopt::python::bindErrors(m);
   qopt::python::bindRun(m);
   qopt::python::bindInspect(m);
+  qopt::python::bindLoadInputs(m);
   qopt::python::bindPassList(m);
   qopt::python::bindSession(m);
 }

@@ -11,6 +11,7 @@
 #include "Bindings.h"
 #include "Driver.h"
 #include "Errors.h"
+#include "Interruptible.h"
 #include "qopt/ir/Error.h"
 #include "qopt/pass/PluginLoader.h"
 #include "qopt/pass/Target.h"
@@ -45,6 +46,7 @@ DriverOptions driverOptions(const RunRequest& request) {
   }
   options.calibData = request.calibData;
   options.evalData = request.evalData;
+  options.preprocess = request.preprocess;
   options.inputShapes = request.inputShapes;
   options.inputValues = request.inputValues;
   options.seed = request.seed;
@@ -91,17 +93,15 @@ void bindRun(py::module_& m) {
       "run_command",
       [](const std::string& model, const std::string& displayName, const std::string& pipeline,
          bool pipelineIsFile, const std::string& reportFile, const std::string& calibData,
-         const std::string& evalData, const std::string& target, const std::string& inputShapes,
-         const std::string& inputValues, const std::string& maxMemory, int threads, uint64_t seed,
+         const std::string& evalData, const std::string& preprocess, const std::string& target,
+         const std::string& inputShapes, const std::string& inputValues,
+         const std::string& maxMemory, int threads, uint64_t seed,
          const std::vector<std::string>& plugins, bool verbose) {
-        RunRequest request{model,     displayName, pipeline, pipelineIsFile, reportFile,
-                           calibData, evalData,    target,   inputShapes,    inputValues,
-                           maxMemory, threads,     seed,     plugins,        verbose};
-        RunOutcome outcome;
-        {
-          py::gil_scoped_release release;
-          outcome = runCommand(request);
-        }
+        RunRequest request{model,    displayName, pipeline, pipelineIsFile, reportFile,  calibData,
+                           evalData, preprocess,  target,   inputShapes,    inputValues, maxMemory,
+                           threads,  seed,        plugins,  verbose};
+        // Without the GIL, and stopped by Ctrl-C (KeyboardInterrupt) between passes and samples.
+        RunOutcome outcome = runInterruptibly([&] { return runCommand(request); });
         py::object failure = py::none();
         if (outcome.failure) {
           failure = py::make_tuple(outcome.failure->kind, outcome.failure->message,
@@ -111,9 +111,9 @@ void bindRun(py::module_& m) {
       },
       py::kw_only(), py::arg("model"), py::arg("display_name"), py::arg("pipeline"),
       py::arg("pipeline_is_file"), py::arg("report_file"), py::arg("calib_data"),
-      py::arg("eval_data"), py::arg("target"), py::arg("input_shapes"), py::arg("input_values"),
-      py::arg("max_memory"), py::arg("threads"), py::arg("seed"), py::arg("plugins"),
-      py::arg("verbose"),
+      py::arg("eval_data"), py::arg("preprocess"), py::arg("target"), py::arg("input_shapes"),
+      py::arg("input_values"), py::arg("max_memory"), py::arg("threads"), py::arg("seed"),
+      py::arg("plugins"), py::arg("verbose"),
       "Runs the qopt command on a model file; returns (model bytes, log, None or (kind, "
       "message, exit code)).");
   m.def(

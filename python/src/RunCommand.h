@@ -17,7 +17,8 @@ struct RunRequest {
   std::string reportFile;  // --report
   std::string calibData;
   std::string evalData;
-  std::string target;  // empty: the command's default
+  std::string preprocess;  // --preprocess: how image and audio files among the data are read
+  std::string target;      // empty: the command's default
   std::string inputShapes;
   std::string inputValues;
   std::string maxMemory;

@@ -62,3 +62,14 @@ def test_samples_that_do_not_fit_the_model(model):
         qopt.run(model, "insert-qdq", calib=[{"not_x": [1.0]}])
     with pytest.raises(qopt.UsageError, match="no samples"):
         qopt.run(model, "insert-qdq", calib=[])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("resize=banana", "resize=banana: expected WxH"),
+    ("no-such-key=1", "unknown key 'no-such-key'"),
+])
+def test_a_bad_preprocess_spec(model, samples, spec, message):
+    with pytest.raises(qopt.UsageError, match=message):
+        qopt.run(model, "insert-qdq", calib=samples, preprocess=spec)
+    with pytest.raises(qopt.UsageError, match=message):
+        qopt.inspect(model, calib=samples, preprocess=spec)

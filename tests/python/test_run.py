@@ -86,9 +86,11 @@ def test_options_reach_the_run(model, samples):
 
 
 def test_help_documents_the_options():
-    for keyword in ("calib", "eval", "target", "input_shapes", "input_values", "threads",
-                    "max_memory", "seed", "plugins", "verbose", "VerificationError"):
+    for keyword in ("calib", "eval", "preprocess", "resize=", "target", "input_shapes",
+                    "input_values", "threads", "max_memory", "seed", "plugins", "verbose",
+                    "VerificationError", "KeyboardInterrupt"):
         assert keyword in qopt.run.__doc__
+    assert "preprocess" in qopt.inspect.__doc__
 
 
 def test_an_empty_pipeline_writes_the_model_back(model):

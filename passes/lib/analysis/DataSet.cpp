@@ -8,9 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "DataSetSupport.h"
 #include "qopt/analysis/ControlInputs.h"
 #include "qopt/analysis/SampleCache.h"
 #include "qopt/interp/Npy.h"
+#include "qopt/interp/Npz.h"
+#include "qopt/media/Media.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
 
@@ -20,15 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Error inputError(const fs::path& where, const std::string& subject, const std::string& cause) {
-  return Error(ErrorKind::Input, where.string(), subject, cause);
-}
-
 bool isDataFile(const fs::path& path) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return false;
-  std::string ext = path.extension().string();
-  return ext == ".npy" || ext == ".pb";
+  return fs::is_regular_file(path, ec) && dataFileKind(path) != DataFileKind::Other;
 }
 
 std::vector<fs::path> sortedChildren(const fs::path& dir, bool folders) {
@@ -59,56 +56,6 @@ interp::Array readArray(const fs::path& file) {
   } catch (const Error& e) {
     throw e.withFile(file.string());
   }
-}
-
-std::string dimsText(const InputSpec& spec) {
-  std::vector<std::string> parts;
-  for (const auto& d : spec.dims) parts.push_back(d ? std::to_string(*d) : "?");
-  return fmt::format("[{}]", fmt::join(parts, ","));
-}
-
-interp::Array checkedArray(const interp::Array& array, const InputSpec& spec,
-                           const fs::path& file) {
-  interp::Array out = convertFloatType(array, spec.type);
-  std::string subject = fmt::format("input '{}'", spec.name);
-  if (out.dataType() != spec.type) {
-    throw inputError(file, subject,
-                     fmt::format("the data is {} but the model input is {}",
-                                 dataTypeName(array.dataType()), dataTypeName(spec.type)));
-  }
-  if (!spec.rankKnown) return out;
-  bool fits = out.rank() == static_cast<int64_t>(spec.dims.size());
-  for (size_t i = 0; fits && i < spec.dims.size(); ++i) {
-    if (spec.dims[i] && *spec.dims[i] != out.shape()[i]) fits = false;
-  }
-  if (!fits) {
-    throw inputError(file, subject,
-                     fmt::format("the data has shape [{}] but the model input is {}",
-                                 fmt::join(out.shape(), ","), dimsText(spec)));
-  }
-  return out;
-}
-
-// Splits [k*b, ...] into k arrays of [b, ...] when the input's batch dim is a static b.
-std::vector<interp::Array> splitStacked(const interp::Array& array, const InputSpec& spec) {
-  if (!spec.rankKnown || spec.dims.empty() || !spec.dims[0] || *spec.dims[0] <= 0 ||
-      array.rank() != static_cast<int64_t>(spec.dims.size()) ||
-      array.dataType() == DataType::String) {
-    return {array};
-  }
-  const int64_t batch = *spec.dims[0];
-  const int64_t total = array.dim(0);
-  if (total <= batch || total % batch != 0) return {array};
-  interp::Shape shape = array.shape();
-  shape[0] = batch;
-  std::vector<interp::Array> parts;
-  const size_t bytes = array.byteSize() / static_cast<size_t>(total / batch);
-  for (int64_t k = 0; k < total / batch; ++k) {
-    interp::Array part(array.dataType(), shape);
-    std::memcpy(part.bytes(), array.bytes() + static_cast<size_t>(k) * bytes, bytes);
-    parts.push_back(std::move(part));
-  }
-  return parts;
 }
 
 // splitmix64: a tiny generator whose output is the same on every platform (the standard
@@ -202,46 +149,83 @@ std::vector<InputSpec> inputSpecs(const Graph& graph, std::span<const InputShape
   return specs;
 }
 
-DataSet DataSet::open(const fs::path& path, std::vector<InputSpec> inputs) {
+DataSet DataSet::open(const fs::path& path, std::vector<InputSpec> inputs,
+                      std::string_view preprocess) {
   DataSet set;
   set.path_ = path;
   set.inputs_ = std::move(inputs);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw inputError(path, {}, "no such file or folder");
   if (set.inputs_.empty()) throw inputError(path, {}, "the model has no inputs to feed");
+  // A malformed spec is reported before any file is read.
+  std::optional<media::PreprocessSpec> spec;
+  if (!preprocess.empty()) spec = media::PreprocessSpec::parse(preprocess);
   const bool singleInput = set.inputs_.size() == 1;
-  if (!fs::is_directory(path, ec)) {
+  std::vector<fs::path> files;
+  std::vector<fs::path> folders;
+  const bool folder = fs::is_directory(path, ec);
+  if (folder) {
+    files = sortedChildren(path, false);
+    folders = sortedChildren(path, true);
+  }
+  const std::vector<fs::path> dataFiles = folder ? files : std::vector<fs::path>{path};
+  size_t media = 0;
+  size_t archives = 0;
+  for (const fs::path& file : dataFiles) {
+    const DataFileKind kind = dataFileKind(file);
+    media += kind == DataFileKind::Image || kind == DataFileKind::Audio;
+    archives += kind == DataFileKind::Archive;
+  }
+  if (media > 0 && media != dataFiles.size()) {
+    throw inputError(path, {},
+                     "it holds both image or audio files and arrays (.npy, .npz, .pb): give "
+                     "one kind of data per folder");
+  }
+  if (media > 0) {
+    set.useMedia(spec ? *spec : media::PreprocessSpec{}, dataFiles);
+    set.layout_ = folder ? Layout::FilePerSample : Layout::SingleFile;
+    set.entries_ = dataFiles;
+    return set;
+  }
+  if (spec) {
+    throw Error(ErrorKind::Usage, path.string(), "--preprocess",
+                "it applies to image (PNG, JPEG) and audio (WAV, FLAC) files, and this data "
+                "holds none");
+  }
+  if (!folder) {
+    set.layout_ = Layout::SingleFile;
+    set.entries_ = {path};
+    if (archives > 0) {
+      set.openStackedArchive(path);
+      return set;
+    }
     if (!singleInput) {
       throw inputError(path, {},
                        fmt::format("a single file feeds a single-input model; this one has {} "
-                                   "inputs: give a folder with <input name>.npy files",
+                                   "inputs: give a .npz archive or a folder with <input "
+                                   "name>.npy files",
                                    set.inputs_.size()));
     }
-    set.layout_ = Layout::SingleFile;
-    set.entries_ = {path};
-    const InputSpec& spec = set.inputs_.front();
-    if (path.extension() == ".npy" && spec.rankKnown && !spec.dims.empty() && spec.dims[0] &&
-        *spec.dims[0] > 0) {
+    const InputSpec& spec0 = set.inputs_.front();
+    if (path.extension() == ".npy" && spec0.rankKnown && !spec0.dims.empty() && spec0.dims[0] &&
+        *spec0.dims[0] > 0) {
       const interp::Shape shape = interp::readNpyShape(path);
-      const int64_t batch = *spec.dims[0];
-      if (shape.size() == spec.dims.size() && shape[0] > batch && shape[0] % batch == 0) {
-        set.rowsPerSample_ = batch;
+      const int64_t batch = *spec0.dims[0];
+      if (shape.size() == spec0.dims.size() && shape[0] > batch && shape[0] % batch == 0) {
         set.entries_.assign(static_cast<size_t>(shape[0] / batch), path);
-        for (int64_t row = 0; row < shape[0]; row += batch) set.firstRows_.push_back(row);
+        for (int64_t k = 0; k < shape[0] / batch; ++k) set.stackIndex_.push_back(k);
       }
     }
     return set;
   }
-  std::vector<fs::path> files = sortedChildren(path, false);
-  std::vector<fs::path> folders = sortedChildren(path, true);
-  if (singleInput && !files.empty()) {
+  if (!files.empty() && (singleInput || archives == files.size())) {
     set.layout_ = Layout::FilePerSample;
     set.entries_ = std::move(files);
     return set;
   }
   bool everyInputHasAFile = !singleInput;
-  for (const InputSpec& spec : set.inputs_) {
-    if (inputFile(path, spec.name).empty()) everyInputHasAFile = false;
+  for (const InputSpec& input : set.inputs_) {
+    if (inputFile(path, input.name).empty()) everyInputHasAFile = false;
   }
   if (everyInputHasAFile) {
     set.layout_ = Layout::InputFolder;
@@ -254,20 +238,29 @@ DataSet DataSet::open(const fs::path& path, std::vector<InputSpec> inputs) {
     return set;
   }
   std::vector<std::string> expected;
-  for (const InputSpec& spec : set.inputs_) expected.push_back(fileStem(spec.name) + ".npy");
+  for (const InputSpec& input : set.inputs_) expected.push_back(fileStem(input.name) + ".npy");
   throw inputError(path, {},
-                   fmt::format("no data found: expected {} (or .pb), or one folder per sample "
-                               "holding them",
+                   fmt::format("no data found: expected {} (or .pb), one folder per sample "
+                               "holding them, .npz archives, or image or audio files",
                                fmt::join(expected, ", ")));
+}
+
+std::optional<size_t> DataSet::sampleCount() const {
+  if (hasAudio_) return std::nullopt;
+  return entries_.size();
 }
 
 std::vector<Sample> DataSet::loadEntry(size_t index) const {
   const fs::path& entry = entries_.at(index);
-  if (!firstRows_.empty()) {
+  interp::DataArrayScope pooled;  // the sample workers free what is read here
+  if (preprocess_) return loadMediaFile(index);
+  if (dataFileKind(entry) == DataFileKind::Archive) return loadArchive(index);
+  if (!stackIndex_.empty()) {
     const InputSpec& spec = inputs_.front();
+    const int64_t batch = *spec.dims[0];
     interp::Array rows;
     try {
-      rows = interp::readNpyRows(entry, firstRows_[index], rowsPerSample_);
+      rows = interp::readNpyRows(entry, stackIndex_[index] * batch, batch);
     } catch (const Error& e) {
       throw e.withFile(entry.string());
     }
@@ -279,15 +272,7 @@ std::vector<Sample> DataSet::loadEntry(size_t index) const {
   if (layout_ == Layout::SingleFile || layout_ == Layout::FilePerSample) {
     const InputSpec& spec = inputs_.front();
     interp::Array array = convertFloatType(readArray(entry), spec.type);
-    std::vector<interp::Array> parts = splitStacked(array, spec);
-    std::vector<Sample> samples;
-    for (size_t k = 0; k < parts.size(); ++k) {
-      Sample sample;
-      sample.source = parts.size() == 1 ? entry.string() : fmt::format("{}[{}]", entry.string(), k);
-      sample.inputs.emplace(spec.name, checkedArray(parts[k], spec, entry));
-      samples.push_back(std::move(sample));
-    }
-    return samples;
+    return splitSamples(entry.string(), spec, splitStacked(array, spec), entry);
   }
   Sample sample;
   sample.source = entry.string();

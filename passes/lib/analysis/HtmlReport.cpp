@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "ReportSummary.h"
 #include "qopt/analysis/Metrics.h"
 #include "qopt/analysis/Svg.h"
 
@@ -23,6 +24,12 @@ code, pre { font-family: Menlo, Consolas, monospace; font-size: 12px; }
 pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; word-break: break-all; }
 .pass { color: #1a7f37; font-weight: bold; } .fail { color: #c62828; font-weight: bold; }
 .muted { color: #777; } .histograms { display: flex; flex-wrap: wrap; gap: 12px; }
+p.task-figure { font-size: 17px; margin: 10px 0; padding: 8px 12px; border-left: 5px solid #777;
+                background: #f6f6f6; }
+p.task-figure.pass { border-color: #1a7f37; } p.task-figure.fail { border-color: #c62828; }
+p.task-figure.logits { font-size: 13px; padding: 4px 12px; }
+p.task-figure .detail { display: block; font-size: 12px; color: #666; margin-top: 3px; }
+td.headline { min-width: 320px; } td.counters { font-size: 11px; color: #666; }
 )";
 
 std::string esc(std::string_view s) {
@@ -80,7 +87,7 @@ std::string failuresText(const Json& entry, size_t limit = 8) {
 }
 
 void renderOverview(const Json& report, std::string& html) {
-  html += "<table>";
+  html += "<h2>Run</h2>\n<table>";
   auto row = [&](std::string_view label, const std::string& value) {
     html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", label, esc(value));
   };
@@ -91,31 +98,37 @@ void renderOverview(const Json& report, std::string& html) {
   if (const Json* t = report.find("total-wall-time-ms"); t && t->isNumber()) {
     row("wall time", fmt::format("{:.1f} ms", t->asDouble()));
   }
-  html += "</table>\n<h2>Pipeline</h2>\n";
+  html += "</table>\n<h3>Pipeline</h3>\n";
   html += fmt::format("<pre class=\"pipeline\">{}</pre>\n", esc(text(report["pipeline"])));
 }
 
+// One row per pass: what its statistics say it changed, in words where qopt knows the pass, and
+// every counter as it is.
 void renderPasses(const Json& report, std::string& html) {
   const Json* passes = report.find("passes");
   if (passes == nullptr || !passes->isArray()) return;
   html +=
-      "<h2>Passes</h2>\n<table class=\"passes\"><tr><th>#</th><th>pass</th><th>changed</th>"
-      "<th>wall (ms)</th><th>statistics</th><th>remarks</th></tr>\n";
+      "<h2>What each pass changed</h2>\n<table class=\"passes\"><tr><th>#</th><th>pass</th>"
+      "<th>changed</th><th>what its statistics say</th><th>counters</th><th>wall (ms)</th>"
+      "<th>remarks</th></tr>\n";
   int index = 0;
   for (const Json& pass : passes->asArray()) {
-    std::string stats;
-    if (const Json* s = pass.find("statistics"); s && s->isObject()) {
-      for (const auto& [key, value] : s->asObject()) {
-        stats += fmt::format("{}{}: {}", stats.empty() ? "" : ", ", key, text(value));
+    std::string counters;
+    const Json& statistics = pass["statistics"];
+    if (statistics.isObject()) {
+      for (const auto& [key, value] : statistics.asObject()) {
+        counters += fmt::format("{}{} {}", counters.empty() ? "" : ", ", key, text(value));
       }
     }
+    const std::string name = text(pass["name"]);
     const Json* remarks = pass.find("remarks");
     html += fmt::format(
-        "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td><td class=\"num\">"
-        "{:.2f}</td><td>{}</td><td class=\"num\">{}</td></tr>\n",
-        ++index, esc(text(pass["name"])),
-        pass["changed"].isBool() && pass["changed"].asBool() ? "yes" : "no",
-        pass["wall-time-ms"].isNumber() ? pass["wall-time-ms"].asDouble() : 0.0, esc(stats),
+        "<tr><td class=\"num\">{}</td><td><code>{}</code></td><td>{}</td>"
+        "<td class=\"headline\">{}</td><td class=\"counters\">{}</td><td class=\"num\">{:.1f}"
+        "</td><td class=\"num\">{}</td></tr>\n",
+        ++index, esc(name), pass["changed"].isBool() && pass["changed"].asBool() ? "yes" : "no",
+        esc(passHeadline(name, statistics, pass["options"])), esc(counters),
+        pass["wall-time-ms"].isNumber() ? pass["wall-time-ms"].asDouble() : 0.0,
         remarks && remarks->isArray() ? remarks->size() : 0);
   }
   html += "</table>\n";
@@ -129,32 +142,47 @@ void renderWarnings(const Json& report, std::string& html) {
   html += "</ul>\n";
 }
 
-void renderVerify(const Json& verify, std::string& html) {
-  bool passed = verify["passed"].isBool() && verify["passed"].asBool();
-  html += "<h2>Verification</h2>\n";
-  html += fmt::format("<p class=\"{}\">{}</p>\n", passed ? "pass" : "fail",
-                      passed ? "PASSED" : "FAILED: " + esc(failuresText(verify, 3)));
-  html += fmt::format("<p class=\"muted\">data: {}, {} samples, layers: {}</p>\n",
-                      esc(text(verify["data"])), text(verify["samples"]),
-                      esc(text(verify["layers-mode"])));
-  if (const Json* first = verify.find("first-divergence"); first && first->isObject()) {
-    html += fmt::format(
-        "<p class=\"divergence\">First layer whose error jumps: <code>{}</code> ({}), tensor "
-        "<code>{}</code>: {}</p>\n",
-        esc(text((*first)["node"])), esc(text((*first)["op"])), esc(text((*first)["tensor"])),
-        esc(failuresText(*first)));
+// The verify pass's options in the report (the last verify of the pipeline), or null.
+const Json& verifyOptions(const Json& report) {
+  static const Json kNull;
+  const Json* found = &kNull;
+  for (const Json& pass : items(report["passes"])) {
+    if (text(pass["name"]) == "verify") found = &pass["options"];
   }
-  if (const Json* outputs = verify.find("outputs"); outputs && outputs->isArray()) {
+  return *found;
+}
+
+// What the report opens with: each output's figure against the float model, as verify judged it.
+void renderTaskFigures(const Json& report, const Json* verify, std::string& html) {
+  const std::string reference = text(verifyOptions(report)["reference"]);
+  html += fmt::format("<h2>Against {}</h2>\n", reference.empty() ? "FP32" : "the reference model");
+  if (verify == nullptr) {
     html +=
-        "<table class=\"outputs\"><tr><th>output</th><th>result</th>" + metricsHeader() + "</tr>\n";
-    for (const Json& o : outputs->asArray()) {
-      bool ok = o["passed"].isBool() && o["passed"].asBool();
-      html += fmt::format("<tr class=\"{}\"><td><code>{}</code></td><td>{}</td>{}</tr>\n",
-                          ok ? "" : "flagged", esc(text(o["name"])),
-                          ok ? "pass" : esc(failuresText(o)), metricsCells(o["metrics"]));
-    }
-    html += "</table>\n";
+        "<p class=\"task-figure none\">Not compared with the float model: the pipeline has no "
+        "verify pass (add <code>verify</code>, with --eval-data or --calib-data, for the "
+        "figure).</p>\n";
+    return;
   }
+  std::vector<TaskFigure> figures = taskFigures(*verify, reference);
+  if (figures.empty()) html += "<p class=\"task-figure none\">verify compared no output.</p>\n";
+  for (const TaskFigure& f : figures) {
+    std::string detail = "output <code>" + esc(f.output) + "</code>";
+    if (!f.detail.empty()) detail += "; " + esc(f.detail);
+    html += fmt::format(
+        "<p class=\"task-figure {}{}\"><span class=\"figure\">{}{}</span><span "
+        "class=\"detail\">{}</span></p>\n",
+        f.passed ? "pass" : "fail", f.logits ? " logits" : "", f.logits ? "Its logits: " : "",
+        esc(f.sentence), detail);
+  }
+  if ((*verify)["quantized-layers"].isNumber() && (*verify)["compute-layers"].isNumber()) {
+    html += fmt::format("<p class=\"muted\">{} of {} compute layers quantized.</p>\n",
+                        text((*verify)["quantized-layers"]), text((*verify)["compute-layers"]));
+  }
+}
+
+// verify{layers=all}'s SQNR per layer, or how to get it.
+void renderLayerChart(const Json& verify, std::string& html) {
+  html += "<h2>SQNR per layer</h2>\n";
   const Json* layers = verify.find("layers");
   if (layers == nullptr || !layers->isArray() || layers->size() == 0) {
     html +=
@@ -178,8 +206,42 @@ void renderVerify(const Json& verify, std::string& html) {
   std::optional<double> threshold;
   if (const Json* s = verify["budget"].find("sqnr-db"); s && s->isNumber())
     threshold = s->asDouble();
-  html += "<h3>SQNR per layer</h3>\n" + layerErrorChart(points, threshold);
+  html += fmt::format(
+      "<p class=\"muted\">{} layers in topological order, each against the same layer of the "
+      "float model; red: flagged (weakest, or a changed value distribution).</p>\n",
+      layers->size());
+  html += layerErrorChart(points, threshold);
+}
 
+void renderVerify(const Json& verify, std::string& html) {
+  bool passed = verify["passed"].isBool() && verify["passed"].asBool();
+  html += "<h2>Verification</h2>\n";
+  html += fmt::format("<p class=\"{}\">{}</p>\n", passed ? "pass" : "fail",
+                      passed ? "PASSED" : "FAILED: " + esc(failuresText(verify, 3)));
+  html += fmt::format("<p class=\"muted\">data: {}, {} samples, layers: {}</p>\n",
+                      esc(text(verify["data"])), text(verify["samples"]),
+                      esc(text(verify["layers-mode"])));
+  if (const Json* first = verify.find("first-divergence"); first && first->isObject()) {
+    html += fmt::format(
+        "<p class=\"divergence\">First layer whose error jumps: <code>{}</code> ({}), tensor "
+        "<code>{}</code>: {}</p>\n",
+        esc(text((*first)["node"])), esc(text((*first)["op"])), esc(text((*first)["tensor"])),
+        esc(failuresText(*first)));
+  }
+  if (const Json* outputs = verify.find("outputs"); outputs && outputs->isArray()) {
+    html += "<table class=\"outputs\"><tr><th>output</th><th>rule</th><th>result</th>" +
+            metricsHeader() + "</tr>\n";
+    for (const Json& o : outputs->asArray()) {
+      bool ok = o["passed"].isBool() && o["passed"].asBool();
+      html +=
+          fmt::format("<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td>{}</tr>\n",
+                      ok ? "" : "flagged", esc(text(o["name"])), esc(text(o["rule-text"])),
+                      ok ? "pass" : esc(failuresText(o)), metricsCells(o["metrics"]));
+    }
+    html += "</table>\n";
+  }
+  const Json* layers = verify.find("layers");
+  if (layers == nullptr || !layers->isArray() || layers->size() == 0) return;
   if (const Json* hists = verify.find("histograms"); hists && hists->isArray() && hists->size()) {
     html += "<h3>Value histograms of flagged layers</h3>\n<div class=\"histograms\">\n";
     for (const Json& h : hists->asArray()) {
@@ -298,11 +360,15 @@ std::string renderHtmlReport(const Json& report, const Json* inspect) {
         "</p>\n",
         esc(failure->asString()));
   }
-  renderOverview(report, html);
-  renderPasses(report, html);
-  renderWarnings(report, html);
   const Json& results = report["results"];
-  if (const Json* v = results.find("verify"); v && v->isObject()) renderVerify(*v, html);
+  const Json* verify = results.find("verify");
+  if (verify != nullptr && !verify->isObject()) verify = nullptr;
+  renderTaskFigures(report, verify, html);
+  if (verify != nullptr) renderLayerChart(*verify, html);
+  renderPasses(report, html);
+  renderOverview(report, html);
+  renderWarnings(report, html);
+  if (verify != nullptr) renderVerify(*verify, html);
   if (const Json* s = results.find("sensitivity"); s && s->isObject()) renderSensitivity(*s, html);
   if (const Json* m = results.find("mixed-precision"); m && m->isObject()) {
     renderMixedPrecision(*m, html);

@@ -39,8 +39,9 @@ void recordAssumptions(const Graph& graph, std::span<const InputSpec> specs,
   }
 }
 
-std::vector<Sample> calibrationSample(const std::string& path, std::vector<InputSpec> specs) {
-  std::vector<Sample> samples = DataSet::open(path, std::move(specs)).read(1);
+std::vector<Sample> calibrationSample(const std::string& path, std::vector<InputSpec> specs,
+                                      const std::string& preprocess) {
+  std::vector<Sample> samples = DataSet::open(path, std::move(specs), preprocess).read(1);
   if (samples.empty()) {
     throw Error(ErrorKind::Input, path, {}, "the calibration data holds no sample");
   }
@@ -50,7 +51,8 @@ std::vector<Sample> calibrationSample(const std::string& path, std::vector<Input
 }  // namespace
 
 ShapeRequest ShapeRequest::from(const PassContext& context) {
-  return {context.data.inputShapes, context.data.inputValues, context.data.calibData, context.seed};
+  return {context.data.inputShapes, context.data.inputValues, context.data.calibData,
+          context.data.preprocess, context.seed};
 }
 
 ObservedShapes observeShapes(const Graph& graph, const ShapeRequest& request) {
@@ -64,7 +66,7 @@ ObservedShapes observeShapes(const Graph& graph, const ShapeRequest& request) {
   std::vector<Sample> samples;
   if (!request.calibData.empty()) {
     shapes.origin = "calib:" + request.calibData;
-    samples = calibrationSample(request.calibData, specs);
+    samples = calibrationSample(request.calibData, specs, request.preprocess);
   } else {
     shapes.origin = request.inputShapes.empty() ? "declared" : "input-shapes";
     try {

@@ -11,8 +11,9 @@ namespace qopt::analysis {
 namespace {
 
 // One cache per path and reading of the inputs (names, types, dims fixed by --input-shapes).
-std::string cacheKey(const std::filesystem::path& path, const std::vector<InputSpec>& inputs) {
-  std::string key = "data-set:" + path.string();
+std::string cacheKey(const std::filesystem::path& path, const std::vector<InputSpec>& inputs,
+                     const std::string& preprocess) {
+  std::string key = "data-set:" + path.string() + "|" + preprocess;
   for (const InputSpec& spec : inputs) {
     key += fmt::format("|{}:{}:", spec.name, static_cast<int>(spec.type));
     for (const std::optional<int64_t>& dim : spec.dims)
@@ -58,8 +59,8 @@ void SampleCache::forEach(const std::function<bool(Sample&)>& fn, size_t limit) 
 SampleCache& sampleCache(PassContext& context, const std::filesystem::path& path,
                          const std::vector<InputSpec>& inputs) {
   return context.analysis<SampleCache>(
-      cacheKey(path, inputs), PassContext::AnalysisScope::Data, [&] {
-        return SampleCache(DataSet::open(path, inputs),
+      cacheKey(path, inputs, context.data.preprocess), PassContext::AnalysisScope::Data, [&] {
+        return SampleCache(DataSet::open(path, inputs, context.data.preprocess),
                            std::min(kSampleCacheBytes, context.resources.maxMemoryBytes / 8));
       });
 }

@@ -12,6 +12,7 @@
 #include "qopt/analysis/Progress.h"
 #include "qopt/analysis/SampleCache.h"
 #include "qopt/ir/Error.h"
+#include "qopt/pass/Cancellation.h"
 
 namespace qopt::analysis {
 
@@ -24,7 +25,12 @@ SampleSource::SampleSource(std::vector<Sample> generated, std::string origin)
 SampleSource::SampleSource(Feed feed, std::string origin)
     : feed_(std::move(feed)), origin_(std::move(origin)) {}
 
-void SampleSource::forEach(const std::function<bool(Sample&)>& visit) {
+void SampleSource::forEach(const std::function<bool(Sample&)>& each) {
+  // Every pass over samples goes through here: a cancelled run stops before the next sample.
+  const std::function<bool(Sample&)> visit = [&](Sample& sample) {
+    pollCancellation();
+    return each(sample);
+  };
   if (cache_ != nullptr) {
     cache_->forEach(visit, limit_);
     return;

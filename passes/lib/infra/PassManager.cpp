@@ -9,10 +9,15 @@
 
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
+#include "qopt/pass/Cancellation.h"
 
 namespace qopt {
 
 namespace {
+
+// The flag of the innermost CancellationScope on this thread (Cancellation.h), which the pass
+// manager and the sample loops poll.
+thread_local const std::atomic<bool>* cancellationFlag = nullptr;
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -69,6 +74,20 @@ void checkRequirements(const std::vector<PipelineItem>& items, const Model& mode
 
 }  // namespace
 
+CancellationScope::CancellationScope(const std::atomic<bool>& flag) : previous_(cancellationFlag) {
+  cancellationFlag = &flag;
+}
+
+CancellationScope::~CancellationScope() {
+  cancellationFlag = previous_;
+}
+
+void pollCancellation() {
+  if (cancellationFlag != nullptr && cancellationFlag->load(std::memory_order_relaxed)) {
+    throw Error("the run was interrupted", ErrorKind::Internal);
+  }
+}
+
 bool PassManager::run(Model& model, PassContext& context) {
   std::map<ModelProperty, bool> inputProperties;
   auto inputHas = [&](ModelProperty p) {
@@ -121,6 +140,7 @@ void PassManager::warnBodiesLeft(const Pass& pass, const Model& model, PassConte
 }
 
 bool PassManager::runPass(Pass& pass, Model& model, PassContext& context, int iteration) {
+  pollCancellation();
   // A pass that provides a property may still give none (every layer excluded): checked again.
   for (const Requirement& r : pass.requirements()) {
     if (!modelHas(model, r.property)) {

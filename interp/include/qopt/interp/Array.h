@@ -117,4 +117,21 @@ class Array {
 /// Storage size per element in an Array (4-bit types take a byte; strings 0).
 size_t arrayElementSize(DataType type);
 
+/// While alive, arrays made on this thread outside an interpreter run take their storage from
+/// one process-wide pool that keeps freed blocks for the next arrays. For data read from disk and
+/// freed by other threads (samples that the sample workers consume): from the heap, glibc raises
+/// its mmap threshold after the first large free and the blocks freed across threads fragment
+/// the heap, so that a stream of samples keeps many samples' worth of memory it no longer uses;
+/// mapping each array from the system instead costs a page fault per page of every sample.
+class DataArrayScope {
+ public:
+  DataArrayScope();
+  ~DataArrayScope();
+  DataArrayScope(const DataArrayScope&) = delete;
+  DataArrayScope& operator=(const DataArrayScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace qopt::interp

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,15 @@ Shape readNpyShape(const std::filesystem::path& path);
 /// Rows [first, first + count) along axis 0 of a .npy file, reading only them (a calibration
 /// set stacked in one file is read a sample at a time). Throws qopt::Error naming the file.
 Array readNpyRows(const std::filesystem::path& path, int64_t first, int64_t count);
+
+/// Reads `count` bytes at `offset` of a stored .npy (a file, or a member of a .npz archive);
+/// throws qopt::Error when it cannot.
+using NpyReader = std::function<void(uint64_t offset, char* out, size_t count)>;
+/// The same as readNpyShape and readNpyRows for a stored .npy of `size` bytes read through
+/// `read`; `name` names it in errors.
+Shape readNpyShape(const NpyReader& read, uint64_t size, const std::string& name);
+Array readNpyRows(const NpyReader& read, uint64_t size, const std::string& name, int64_t first,
+                  int64_t count);
 
 /// The .npy bytes of `array` (version 1.0, C order, little-endian).
 std::string serializeNpy(const Array& array);

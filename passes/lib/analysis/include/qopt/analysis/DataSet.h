@@ -3,10 +3,17 @@
 //
 // A data path is one of:
 //   - a file (.npy or .pb, a TensorProto): one sample of a single-input model;
+//   - a .npz archive (numpy.savez): arrays named after the model's inputs (any one name for a
+//     single-input model), one sample, or one per row block when each array stacks K samples;
+//   - an image (PNG, JPEG) or an audio clip (WAV, FLAC), or a folder of them: each image one
+//     sample, each clip one sample per window, made by the preprocessing spec (--preprocess,
+//     qopt/media/Media.h) for the input they feed; the model's other inputs take their
+//     --input-values;
 //   - a folder holding <input name>.npy / .pb for every model input: one sample (the layout
 //     qopt-run reads);
 //   - a folder of sample folders, each holding <input name>.npy / .pb: one sample per folder;
-//   - a folder of .npy / .pb files, for a single-input model: one sample per file.
+//   - a folder of .npy / .pb files, for a single-input model, or of .npz archives: one sample
+//     per file.
 // Folders and files are taken in name order (byte-wise), so runs are reproducible. Characters of
 // input names outside [A-Za-z0-9_.-] are '_' in file names, as qopt-run writes them.
 // A single-input sample whose first dim is k times the model's static batch size is split into
@@ -21,6 +28,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -31,6 +39,13 @@
 #include "qopt/ir/Error.h"
 #include "qopt/ir/Graph.h"
 #include "qopt/pass/PassContext.h"
+
+namespace qopt::media {
+struct PreprocessSpec;
+}
+namespace qopt::interp {
+class NpzArchive;
+}
 
 namespace qopt::analysis {
 
@@ -86,8 +101,10 @@ std::vector<InputSpec> inputSpecs(const Graph& graph, const DataSettings& data);
 /// Reads samples lazily; open() only lists what is there.
 class DataSet {
  public:
-  /// Throws qopt::Error (Input) naming the path when it does not exist or matches no layout.
-  static DataSet open(const std::filesystem::path& path, std::vector<InputSpec> inputs);
+  /// Throws qopt::Error (Input) naming the path when it does not exist or matches no layout;
+  /// (Usage) when `preprocess` is malformed, or given for data that holds no image or audio.
+  static DataSet open(const std::filesystem::path& path, std::vector<InputSpec> inputs,
+                      std::string_view preprocess = {});
 
   /// Calls `fn` on each sample in order until it returns false or `limit` samples (0: no limit)
   /// were given. Throws qopt::Error (Input) naming the file for unreadable or mismatched data.
@@ -101,21 +118,38 @@ class DataSet {
   /// (a stacked file is split). forEach reads them in this order.
   size_t entryCount() const { return entries_.size(); }
   /// The number of samples as the layout tells it before reading (one per entry; a stacked
-  /// .npy file is one entry per sample).
-  std::optional<size_t> sampleCount() const { return entries_.size(); }
+  /// .npy or .npz file is one entry per sample); unknown for audio, whose clips give a sample
+  /// per window.
+  std::optional<size_t> sampleCount() const;
   std::vector<Sample> loadEntry(size_t i) const;
 
  private:
   enum class Layout { SingleFile, InputFolder, SampleFolders, FilePerSample };
 
+  /// Images or audio `files` feed the input `spec` names (or the only one without
+  /// --input-values); the others take their --input-values.
+  void useMedia(const media::PreprocessSpec& spec, const std::vector<std::filesystem::path>& files);
+  /// A .npz archive as the data path: one sample, or one per row block when it stacks them.
+  void openStackedArchive(const std::filesystem::path& path);
+  std::vector<Sample> loadArchive(size_t index) const;
+  std::vector<Sample> loadMediaFile(size_t index) const;
+
   std::filesystem::path path_;
   Layout layout_ = Layout::SingleFile;
   std::vector<std::filesystem::path> entries_;
-  /// For a .npy file that stacks the whole set: the first row of each entry's sample, read
-  /// alone (the file is never loaded whole); empty otherwise.
-  std::vector<int64_t> firstRows_;
-  int64_t rowsPerSample_ = 0;
+  /// For a .npy or .npz file that stacks the whole set: which of its samples each entry is
+  /// (rows [k * batch, (k + 1) * batch) of each array, read alone: the file is never loaded
+  /// whole); empty otherwise.
+  std::vector<int64_t> stackIndex_;
   std::vector<InputSpec> inputs_;
+  /// Image and audio data: how files become arrays, the input they feed, and the other inputs'
+  /// --input-values.
+  std::shared_ptr<const media::PreprocessSpec> preprocess_;
+  size_t mediaInput_ = 0;
+  Inputs fixedInputs_;
+  bool hasAudio_ = false;
+  /// The stacked .npz archive, opened once (a compressed one is inflated in order).
+  std::shared_ptr<const interp::NpzArchive> archive_;
 };
 
 /// The first `limit` samples (0: all) that `source` (a DataSet or a SampleCache) gives.

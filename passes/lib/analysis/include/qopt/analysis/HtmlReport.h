@@ -1,7 +1,10 @@
 // `qopt --report-html=FILE`: one self-contained HTML page (inline CSS and SVG, no scripts, nothing
-// fetched) with the pipeline, per-pass statistics, verify's per-layer error chart and the value
-// histograms of its flagged layers, sensitivity and mixed-precision results, and the inspect
-// table of the output model.
+// fetched). It opens with the figure verify judged each output by against the float model ("Map
+// agreement with FP32 (IoU of positions > 0.5): 98.1 % on 16 evaluation samples — bound 90 %:
+// passed"), then verify's per-layer SQNR chart and what each pass changed (its statistics, in
+// words where the pass is known); then the run and its pipeline, warnings, verify's tables and
+// the value histograms of its flagged layers, sensitivity and mixed-precision results, and the
+// inspect table of the output model.
 #pragma once
 
 #include <string>

@@ -22,6 +22,7 @@ struct ShapeRequest {
   std::vector<InputShape> inputShapes;  // --input-shapes
   std::vector<InputValue> inputValues;  // --input-values
   std::string calibData;                // --calib-data: its first sample's shapes
+  std::string preprocess;               // --preprocess: how its images and audio are read
   uint64_t seed = 0;                    // values of generated inputs
 
   /// The request a pass's context carries (--input-shapes, --calib-data, --seed).
