@@ -13,13 +13,13 @@
 #include "Sha256.h"
 #include "qopt/analysis/DataRange.h"
 #include "qopt/analysis/SampleCache.h"
-#include "qopt/media/Media.h"
 #include "qopt/interp/Interpreter.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
 #include "qopt/ir/Printer.h"
 #include "qopt/ir/TextFormat.h"
 #include "qopt/ir/Verifier.h"
+#include "qopt/media/Media.h"
 #include "qopt/pass/Instrumentations.h"
 #include "qopt/pass/PassManager.h"
 #include "qopt/pass/PluginLoader.h"
@@ -152,8 +152,8 @@ void checkData(const Model& model, PassContext& context) {
       continue;
     std::vector<analysis::Sample> first;
     try {
-      analysis::SampleCache& cache = analysis::sampleCache(
-          context, *path, analysis::inputSpecs(model.graph(), context.data));
+      analysis::SampleCache& cache =
+          analysis::sampleCache(context, *path, analysis::inputSpecs(model.graph(), context.data));
       first = analysis::readSamples(cache, 1);
     } catch (const Error&) {
       continue;

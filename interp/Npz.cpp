@@ -43,7 +43,8 @@ namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& subject,
                        const std::string& cause) {
-  throw Error(ErrorKind::Input, path.string(), subject, fmt::format("not a valid .npz file: {}", cause));
+  throw Error(ErrorKind::Input, path.string(), subject,
+              fmt::format("not a valid .npz file: {}", cause));
 }
 
 }  // namespace
@@ -66,8 +67,7 @@ NpzArchive::NpzArchive(const std::filesystem::path& path)
     zip_stat_init(&st);
     if (zip_stat_index(state_->archive, static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
         (st.valid & ZIP_STAT_NAME) == 0 || (st.valid & ZIP_STAT_SIZE) == 0) {
-      fail(path, {}, fmt::format("member {} cannot be read: {}", i,
-                                 zip_strerror(state_->archive)));
+      fail(path, {}, fmt::format("member {} cannot be read: {}", i, zip_strerror(state_->archive)));
     }
     std::string name = st.name;
     if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) {
@@ -81,9 +81,9 @@ NpzArchive::NpzArchive(const std::filesystem::path& path)
                        st.comp_method));
     }
     names_.push_back(name.substr(0, name.size() - kSuffix.size()));
-    state_->members.push_back({static_cast<zip_uint64_t>(i), st.size,
-                               (st.valid & ZIP_STAT_COMP_METHOD) != 0 &&
-                                   st.comp_method == ZIP_CM_STORE});
+    state_->members.push_back(
+        {static_cast<zip_uint64_t>(i), st.size,
+         (st.valid & ZIP_STAT_COMP_METHOD) != 0 && st.comp_method == ZIP_CM_STORE});
   }
   if (names_.empty()) fail(path, {}, "it holds no arrays");
 }
@@ -115,8 +115,7 @@ template <class State>
 void readMember(State& s, size_t m, uint64_t offset, char* out, size_t count,
                 const std::filesystem::path& path, const std::string& name) {
   auto error = [&](const std::string& cause) {
-    throw Error(ErrorKind::Input, path.string(), fmt::format("array '{}'", name),
-                fmt::format("not a valid .npz file: {}", cause));
+    fail(path, fmt::format("array '{}'", name), cause);
   };
   const auto& member = s.members[m];
   if (offset > member.size || count > member.size - offset) error("the member is truncated");
@@ -167,11 +166,9 @@ Array NpzArchive::readRows(const std::string& name, int64_t first, int64_t count
   const size_t m = memberOf(names_, name, path_);
   std::lock_guard lock(state_->mutex);
   const std::string display = fmt::format("{}:{}.npy", path_.string(), name);
-  return readNpyRows(
-      [&](uint64_t offset, char* out, size_t bytes) {
-        readMember(*state_, m, offset, out, bytes, path_, name);
-      },
-      state_->members[m].size, display, first, count);
+  return readNpyRows([&](uint64_t offset, char* out,
+                         size_t bytes) { readMember(*state_, m, offset, out, bytes, path_, name); },
+                     state_->members[m].size, display, first, count);
 }
 
 Array NpzArchive::read(const std::string& name) const {

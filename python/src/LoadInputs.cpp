@@ -38,15 +38,17 @@ void bindLoadInputs(py::module_& m) {
          const std::string& inputValues, size_t limit) {
         std::vector<analysis::Sample> samples;
         try {
-          samples = runInterruptibly(
-              [&] { return loadSamples(model, data, preprocess, inputShapes, inputValues, limit); });
+          samples = runInterruptibly([&] {
+            return loadSamples(model, data, preprocess, inputShapes, inputValues, limit);
+          });
         } catch (const Error& e) {
           throw renamedFile(e, model, displayName);
         }
         py::list out;
         for (const analysis::Sample& sample : samples) {
           py::dict inputs;
-          for (const auto& [name, array] : sample.inputs) inputs[py::str(name)] = numpyFromArray(array);
+          for (const auto& [name, array] : sample.inputs)
+            inputs[py::str(name)] = numpyFromArray(array);
           out.append(py::make_tuple(sample.source, inputs));
         }
         return out;

@@ -32,8 +32,7 @@ std::optional<FirstLayer> firstLayer(const Value* input) {
     const Node* conv = use.user;
     if (conv->opType() != "Conv" || !conv->domain().empty() || use.index != 0) continue;
     if (!fold::isConstantValue(conv->input(1))) continue;
-    if (conv->numInputs() > 2 && conv->input(2) && !fold::isConstantValue(conv->input(2)))
-      continue;
+    if (conv->numInputs() > 2 && conv->input(2) && !fold::isConstantValue(conv->input(2))) continue;
     for (const Use& next : conv->output(0)->uses()) {
       if (next.user->opType() == "BatchNormalization" && next.index == 0) {
         return FirstLayer{conv, next.user};
@@ -72,8 +71,7 @@ void channelMoments(const Tensor& t, std::vector<double>& mean, std::vector<doub
 
 }  // namespace
 
-std::vector<std::string> dataRangeWarnings(const Graph& graph, const Sample& sample,
-                                           double ratio) {
+std::vector<std::string> dataRangeWarnings(const Graph& graph, const Sample& sample, double ratio) {
   std::vector<std::string> warnings;
   for (const Value* input : graph.inputs()) {
     auto fed = sample.inputs.find(input->name());
@@ -117,9 +115,8 @@ std::vector<std::string> dataRangeWarnings(const Graph& graph, const Sample& sam
     if (spread.size() < 2) continue;
     const double s = median(spread);
     const double o = median(offset);
-    const std::string where =
-        fmt::format("input '{}' ({}): Conv '{}' gives it outputs", input->name(), sample.source,
-                    layerName(*layer->conv));
+    const std::string where = fmt::format("input '{}' ({}): Conv '{}' gives it outputs",
+                                          input->name(), sample.source, layerName(*layer->conv));
     if (s > ratio || s < 1.0 / ratio || o > ratio) {
       warnings.push_back(fmt::format(
           "{} {:.3g} times as spread and {:.3g} standard deviations off what its "

@@ -13,9 +13,9 @@
 #include "qopt/analysis/SampleCache.h"
 #include "qopt/interp/Npy.h"
 #include "qopt/interp/Npz.h"
-#include "qopt/media/Media.h"
 #include "qopt/ir/Error.h"
 #include "qopt/ir/OnnxIO.h"
+#include "qopt/media/Media.h"
 
 namespace qopt::analysis {
 

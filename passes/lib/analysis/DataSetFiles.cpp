@@ -24,8 +24,7 @@ std::string dimsText(const InputSpec& spec) {
 
 // The array of `archive` that feeds `spec`: named after the input (as is, or as a file stem),
 // or, for a single-input model, the archive's only array whatever its name ("arr_0").
-std::string archiveKey(const interp::NpzArchive& archive, const InputSpec& spec,
-                       bool singleInput) {
+std::string archiveKey(const interp::NpzArchive& archive, const InputSpec& spec, bool singleInput) {
   if (archive.contains(spec.name)) return spec.name;
   if (archive.contains(fileStem(spec.name))) return fileStem(spec.name);
   if (singleInput && archive.names().size() == 1) return archive.names().front();
@@ -58,7 +57,8 @@ Error inputError(const fs::path& where, const std::string& subject, const std::s
   return Error(ErrorKind::Input, where.string(), subject, cause);
 }
 
-interp::Array checkedArray(const interp::Array& array, const InputSpec& spec, const fs::path& file) {
+interp::Array checkedArray(const interp::Array& array, const InputSpec& spec,
+                           const fs::path& file) {
   interp::Array out = convertFloatType(array, spec.type);
   std::string subject = fmt::format("input '{}'", spec.name);
   if (out.dataType() != spec.type) {
@@ -201,7 +201,8 @@ std::vector<Sample> DataSet::loadArchive(size_t index) const {
   const bool singleInput = inputs_.size() == 1;
   if (stackIndex_.empty() && singleInput) {
     const InputSpec& spec = inputs_.front();
-    interp::Array array = convertFloatType(archive->read(archiveKey(*archive, spec, true)), spec.type);
+    interp::Array array =
+        convertFloatType(archive->read(archiveKey(*archive, spec, true)), spec.type);
     return splitSamples(file.string(), spec, splitStacked(array, spec), file);
   }
   Sample sample;

@@ -27,6 +27,19 @@ std::string describeStart(std::span<const uint8_t> bytes) {
 
 }  // namespace
 
+namespace detail {
+
+Image copiedImage(int64_t width, int64_t height, int64_t channels, const uint8_t* pixels) {
+  Image image;
+  image.width = width;
+  image.height = height;
+  image.channels = channels;
+  image.pixels.assign(pixels, pixels + width * height * channels);
+  return image;
+}
+
+}  // namespace detail
+
 Image decodeImageBytes(std::span<const uint8_t> bytes, const std::string& displayName) {
   if (startsWith(bytes, {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'})) {
     return detail::decodePng(bytes, displayName);

@@ -164,10 +164,8 @@ Image decodeJpeg(std::span<const uint8_t> bytes, const std::string& name) {
   bool ok = readJpeg(&read);
   Image image;
   if (ok) {
-    image.width = read.cinfo.output_width;
-    image.height = read.cinfo.output_height;
-    image.channels = read.channels;
-    image.pixels.assign(read.pixels, read.pixels + image.width * image.height * image.channels);
+    image =
+        copiedImage(read.cinfo.output_width, read.cinfo.output_height, read.channels, read.pixels);
   }
   if (read.created) jpeg_destroy_decompress(&read.cinfo);
   std::free(read.pixels);

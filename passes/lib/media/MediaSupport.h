@@ -34,6 +34,9 @@ Error usageError(std::string cause);
 /// The whole file; an Input error naming it when it cannot be read.
 std::vector<uint8_t> readFileBytes(const std::filesystem::path& file);
 
+/// An image of the decoder's `pixels` (width * height * channels bytes, interleaved), copied.
+Image copiedImage(int64_t width, int64_t height, int64_t channels, const uint8_t* pixels);
+
 // Decoders, each given bytes that start with its format's signature.
 Image decodePng(std::span<const uint8_t> bytes, const std::string& name);
 Image decodeJpeg(std::span<const uint8_t> bytes, const std::string& name);

@@ -111,12 +111,7 @@ Image decodePng(std::span<const uint8_t> bytes, const std::string& name) {
   read.size = bytes.size();
   bool ok = readPng(&read);
   Image image;
-  if (ok) {
-    image.width = read.width;
-    image.height = read.height;
-    image.channels = read.channels;
-    image.pixels.assign(read.pixels, read.pixels + image.width * image.height * image.channels);
-  }
+  if (ok) image = copiedImage(read.width, read.height, read.channels, read.pixels);
   png_destroy_read_struct(&read.png, &read.info, nullptr);
   std::free(read.pixels);
   if (!ok && read.truncated) throw inputError(name, "truncated PNG data");

@@ -66,8 +66,7 @@ struct Resources {
 struct DataSettings {
   std::string calibData;                // --calib-data: file or folder of calibration inputs
   std::string evalData;                 // --eval-data: inputs for accuracy checks
-  /// --preprocess: how image and audio files among the data become inputs (qopt/media/Media.h)
-  std::string preprocess;
+  std::string preprocess;               // --preprocess: how images and audio become inputs
   std::vector<InputShape> inputShapes;  // --input-shapes: fixes dynamic input dims
   std::vector<InputValue> inputValues;  // --input-values: inputs not drawn at random
 
